@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Build a kernel variant (debug, release, baseline) and print the directory
+# holding its bzImage. Results are cached under a key of tarball + series +
+# config fragments; a hit costs nothing, a changed patch always rebuilds.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+variant=${1:-debug}
+[ "$variant" = baseline ] && export MSHARE_SERIES=none
+key=$(build_key "$variant")
+out=$MSHARE_CACHE/kernels/$variant-$key
+if [ -f "$out/bzImage" ]; then
+	log "kernel $variant-$key cached"
+	echo "$out"
+	exit 0
+fi
+
+tree=$("$KERNEL_DIR/scripts/prepare-tree.sh")
+obj=$MSHARE_CACHE/obj/$variant
+mkdir -p "$obj" "$CCACHE_DIR"
+cc="gcc"
+command -v ccache >/dev/null && cc="ccache gcc"
+jobs=${JOBS:-$(nproc)}
+mk() { make -C "$tree" O="$obj" CC="$cc" HOSTCC="$cc" -j"$jobs" "$@"; }
+
+log "configuring $variant kernel"
+# shellcheck disable=SC2046
+mk -s x86_64_defconfig >/dev/null
+# shellcheck disable=SC2046
+KCONFIG_CONFIG=$obj/.config "$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" \
+	"$obj/.config" $(variant_fragments "$variant") >"$obj/merge.log" 2>&1
+mk -s olddefconfig >/dev/null
+# Every option a fragment asks for must have survived olddefconfig.
+bad=0
+for f in $(variant_fragments "$variant"); do
+	while IFS= read -r line; do
+		case $line in CONFIG_*=n) opt=${line%%=*}; grep -q "^$opt=" "$obj/.config" && { log "$f: $opt is not off"; bad=1; } ;; 
+		CONFIG_*) grep -qxF "$line" "$obj/.config" || { log "$f: '$line' did not take"; bad=1; } ;; esac
+	done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$f")
+done
+[ $bad = 0 ] || die "config fragments do not apply cleanly (see above)"
+
+log "building $variant kernel ($jobs jobs) in $obj"
+start=$(date +%s)
+mk bzImage >"$obj/build.log" 2>&1 || { tail -40 "$obj/build.log" >&2; die "kernel build failed"; }
+log "built $variant kernel in $(($(date +%s) - start)) s"
+
+mkdir -p "$out.tmp"
+cp "$obj/arch/x86/boot/bzImage" "$obj/.config" "$obj/System.map" "$out.tmp/"
+cp "$obj/vmlinux" "$out.tmp/" 2>/dev/null || true
+echo "$(($(date +%s) - start))" >"$out.tmp/build-seconds"
+rm -rf "$out" && mv "$out.tmp" "$out"
+echo "$out"

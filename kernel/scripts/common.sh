@@ -1,0 +1,77 @@
+# Shared settings for the kernel scripts; sourced, not run.
+# shellcheck shell=bash
+
+KERNEL_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+REPO_DIR=$(cd "$KERNEL_DIR/.." && pwd)
+MSHARE_CACHE=${MSHARE_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/mshare}
+LINUX_TARBALL=${LINUX_TARBALL:-/usr/src/linux-source-6.12.tar.xz}
+export CCACHE_DIR=${CCACHE_DIR:-$MSHARE_CACHE/ccache}
+export CCACHE_BASEDIR=$MSHARE_CACHE
+export CCACHE_NOHASHDIR=1
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+export KBUILD_BUILD_TIMESTAMP='Thu Jan  1 00:00:00 UTC 2026'
+export KBUILD_BUILD_USER=mshare
+export KBUILD_BUILD_HOST=builder
+
+log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# Identity of the unpacked source: the tarball's content.
+source_id() {
+	[ -r "$LINUX_TARBALL" ] || die "$LINUX_TARBALL missing (apt-get install linux-source-6.12)"
+	local stamp="$MSHARE_CACHE/tarball.sha"
+	local meta
+	meta=$(stat -c '%s %Y' "$LINUX_TARBALL")
+	if [ -f "$stamp" ] && [ "$(sed -n 1p "$stamp")" = "$meta" ]; then
+		sed -n 2p "$stamp"
+		return
+	fi
+	mkdir -p "$MSHARE_CACHE"
+	local sum
+	sum=$(sha256sum "$LINUX_TARBALL" | cut -c1-16)
+	printf '%s\n%s\n' "$meta" "$sum" >"$stamp"
+	echo "$sum"
+}
+
+# The patches of the series, in order, as absolute paths.
+series_patches() {
+	local series=$KERNEL_DIR/patches/series
+	[ "${MSHARE_SERIES:-full}" = none ] && return 0
+	[ -f "$series" ] || return 0
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$series" |
+		while read -r p; do echo "$KERNEL_DIR/patches/$p"; done
+}
+
+# Config fragments of a variant, in merge order.
+variant_fragments() {
+	local c=$KERNEL_DIR/config
+	case $1 in
+	debug) echo "$c/base.config $c/mshare.config $c/debug.config" ;;
+	release) echo "$c/base.config $c/mshare.config $c/release.config" ;;
+	baseline) echo "$c/base.config $c/debug.config" ;;
+	*) die "unknown kernel variant '$1' (debug, release or baseline)" ;;
+	esac
+}
+
+series_hash() {
+	local p
+	{
+		echo "series:${MSHARE_SERIES:-full}"
+		for p in $(series_patches); do
+			sha256sum <"$p"
+		done
+	} | sha256sum | cut -c1-16
+}
+
+# Key of a built kernel: source, series and config fragments.
+build_key() {
+	local variant=$1 f
+	{
+		echo "$variant"
+		source_id
+		[ "$variant" = baseline ] || series_hash
+		for f in $(variant_fragments "$variant"); do
+			sha256sum <"$f"
+		done
+	} | sha256sum | cut -c1-16
+}

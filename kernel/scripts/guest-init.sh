@@ -1,0 +1,166 @@
+#!/bin/sh
+# /init of the test initramfs (busybox sh, PID 1 inside QEMU).
+#
+# Kernel command line:
+#   mshare.tests=NAME     run the entries of /tests/NAME.list (default: all)
+#   mshare.timeout=SECS   per-entry timeout (default 300)
+# A list has one entry per line, `path/of/binary [args]` relative to /tests,
+# `#` starts a comment; the prefix `plain: ` marks an entry that prints no
+# TAP and passes by exit status 0 alone.
+#
+# Prints `MSHARE-RESULT: passed=N failed=M skipped=K` once, then leaves QEMU
+# through isa-debug-exit (iobase 0xf4): byte 0 (QEMU status 1) if nothing
+# failed and something passed, byte 1 (QEMU status 3) otherwise. If this
+# script dies, the kernel panics and QEMU exits 0 with no result line.
+# shellcheck shell=sh
+
+export PATH=/bin:/sbin:/usr/bin:/usr/sbin
+export HOME=/root TERM=dumb
+
+# The initramfs carries no device nodes: get them from devtmpfs, then
+# (re)open the console, which the kernel could not open for us.
+mkdir -p /dev
+mount -t devtmpfs devtmpfs /dev
+exec </dev/console >/dev/console 2>&1
+
+say() {
+	read -r up _ </proc/uptime 2>/dev/null || up='?'
+	echo "mshare-init: [$up] $*"
+}
+
+mkdir -p /proc /sys /tmp /root
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t debugfs debugfs /sys/kernel/debug || say "no debugfs"
+mount -t tmpfs -o mode=1777 tmpfs /tmp
+mount -t cgroup2 cgroup2 /sys/fs/cgroup || say "no cgroup2"
+mkdir -p /dev/hugepages /dev/shm /dev/pts
+mount -t hugetlbfs hugetlbfs /dev/hugepages || say "no hugetlbfs"
+mount -t tmpfs -o mode=1777 tmpfs /dev/shm
+mount -t devpts devpts /dev/pts 2>/dev/null || true
+echo 64 >/proc/sys/vm/nr_hugepages 2>/dev/null || say "cannot reserve hugetlb pages"
+say "hugetlb pages: $(cat /proc/sys/vm/nr_hugepages 2>/dev/null)"
+
+passed=0
+failed=0
+skipped=0
+failures=""
+fail() {
+	failed=$((failed + 1))
+	failures="$failures $1"
+	echo "=== FAIL $1${2:+ ($2)}"
+}
+
+if grep -q msharefs /proc/filesystems; then
+	[ -d /sys/fs/mshare ] || say "msharefs registered but /sys/fs/mshare is missing"
+	if mount -t msharefs msharefs /sys/fs/mshare; then
+		say "msharefs mounted on /sys/fs/mshare"
+	else
+		fail mount-msharefs "mount -t msharefs failed"
+	fi
+else
+	say "msharefs not in /proc/filesystems (kernel without the series?)"
+fi
+
+tests=all
+tmo=300
+read -r cmdline </proc/cmdline
+for arg in $cmdline; do
+	case $arg in
+	mshare.tests=*) tests=${arg#mshare.tests=} ;;
+	mshare.timeout=*) tmo=${arg#mshare.timeout=} ;;
+	esac
+done
+
+# Send the QEMU exit byte; falls back to a power-off (QEMU status 0, which
+# the host judges a failure) if /dev/port is unusable.
+qemu_exit() {
+	if [ -c /dev/port ]; then
+		if [ "$1" = 0 ]; then printf '\000'; else printf '\001'; fi |
+			dd of=/dev/port bs=1 seek=244 count=1 conv=notrunc 2>/dev/null
+	fi
+	sleep 2
+	say "isa-debug-exit did not stop QEMU; powering off"
+	poweroff -f
+}
+
+list=/tests/$tests.list
+say "running $list (timeout ${tmo}s per entry)"
+if [ ! -f "$list" ]; then
+	fail "list-$tests" "no $list"
+else
+	cd /tests || exit 1
+	n=0
+	while IFS= read -r line <&3; do
+		entry=$(echo "${line%%#*}" | sed -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//')
+		[ -n "$entry" ] || continue
+		plain=0
+		case $entry in
+		plain:*) plain=1 entry=$(echo "${entry#plain:}" | sed 's/^[[:space:]]*//') ;;
+		esac
+		n=$((n + 1))
+		out=/tmp/test-out.$n
+		echo "=== RUN $entry"
+		start=$(date +%s)
+		{
+			timeout -k 10 "$tmo" sh -c "exec $entry" </dev/null 2>&1
+			echo $? >/tmp/test-rc
+		} | tee "$out"
+		rc=$(cat /tmp/test-rc)
+		secs=$(($(date +%s) - start))
+		p=$(grep -c '^ok ' "$out")
+		s=$(grep -c '^ok .*# *[Ss][Kk][Ii][Pp]' "$out")
+		f=$(grep -c '^not ok ' "$out")
+		p=$((p - s))
+		passed=$((passed + p))
+		skipped=$((skipped + s))
+		failed=$((failed + f))
+		if [ "$f" -gt 0 ]; then
+			failures="$failures $entry"
+			echo "=== FAIL $entry ($f not ok)"
+		fi
+		if [ "$rc" -ne 0 ]; then
+			if [ "$f" -eq 0 ]; then
+				if [ "$rc" -ge 124 ] && [ "$secs" -ge "$tmo" ]; then
+					fail "$entry" "timed out after ${tmo}s, status $rc"
+				else
+					fail "$entry" "exit status $rc"
+				fi
+			fi
+		elif [ $((p + s + f)) -eq 0 ]; then
+			if [ $plain = 1 ]; then
+				passed=$((passed + 1))
+			else
+				fail "$entry" "no TAP output"
+			fi
+		fi
+		echo "=== END $entry: status=$rc ${secs}s ok=$p not_ok=$f skip=$s"
+		rm -f "$out"
+	done 3<"$list"
+	cd /
+	[ "$n" -gt 0 ] || fail "list-$tests" "no entries in $list"
+fi
+
+leaks=/sys/kernel/debug/kmemleak
+if [ -e $leaks ]; then
+	say "kmemleak scan"
+	sleep 6
+	echo scan >$leaks
+	sleep 6
+	echo scan >$leaks
+	report=$(cat $leaks 2>/dev/null)
+	if [ -n "$report" ]; then
+		echo "$report"
+		fail kmemleak "unreferenced objects"
+	fi
+fi
+
+[ -z "$failures" ] || say "failed:$failures"
+say "done"
+echo "MSHARE-RESULT: passed=$passed failed=$failed skipped=$skipped"
+sync
+if [ "$failed" -eq 0 ] && [ "$passed" -gt 0 ]; then
+	qemu_exit 0
+else
+	qemu_exit 1
+fi

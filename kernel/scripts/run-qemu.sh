@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# run-qemu.sh [--kernel DIR] [--initrd FILE] [--tests NAME] [--mem 4G]
+#             [--smp 2] [--timeout SEC] [--test-timeout SEC] [--log FILE]
+#             [--append ARGS] [--no-check]
+# Boot a kernel under QEMU TCG with the test initramfs, run the list
+# /tests/NAME.list in the guest, tee the serial console into the log and
+# judge it with check-log.sh (exit status 0 only on PASS).
+#   --kernel DIR   directory with bzImage (default: build.sh debug, cached)
+#   --initrd FILE  initramfs from mkinitramfs.sh (default $MSHARE_CACHE/initramfs.cpio.gz)
+#   --log FILE     default $MSHARE_CACHE/logs/<timestamp>.log
+# MSHARE_KVM=1 tries KVM after a probe boot; TCG is the default and the
+# fallback (nested KVM is known to hang on some hosts).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+kdir=
+initrd=$MSHARE_CACHE/initramfs.cpio.gz
+tests=all
+mem=4G
+smp=2
+tmo=1200
+test_tmo=
+logf=
+append=
+check=1
+while [ $# -gt 0 ]; do
+	case $1 in
+	--kernel) kdir=$2; shift ;;
+	--initrd) initrd=$2; shift ;;
+	--tests) tests=$2; shift ;;
+	--mem) mem=$2; shift ;;
+	--smp) smp=$2; shift ;;
+	--timeout) tmo=$2; shift ;;
+	--test-timeout) test_tmo=$2; shift ;;
+	--log) logf=$2; shift ;;
+	--append) append=$2; shift ;;
+	--no-check) check=0 ;;
+	-h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+	*) die "unknown option '$1' (see --help)" ;;
+	esac
+	[ $# -gt 0 ] && shift
+done
+
+[ -n "$kdir" ] || kdir=$("$KERNEL_DIR/scripts/build.sh" debug)
+kernel=$kdir/bzImage
+[ -f "$kernel" ] || die "no bzImage in $kdir"
+[ -f "$initrd" ] || die "initramfs $initrd missing (mkinitramfs.sh)"
+if [ -z "$logf" ]; then
+	logf=$MSHARE_CACHE/logs/$(date +%Y%m%d-%H%M%S).log
+fi
+mkdir -p "$(dirname "$logf")"
+qemu=${QEMU:-qemu-system-x86_64}
+command -v "$qemu" >/dev/null || die "$qemu missing (apt-get install qemu-system-x86)"
+
+cmdline="console=ttyS0 panic=-1 oops=panic panic_on_warn=0 softlockup_panic=0 mshare.tests=$tests"
+[ -z "$test_tmo" ] || cmdline+=" mshare.timeout=$test_tmo"
+[ -z "$append" ] || cmdline+=" $append"
+
+# Boot the kernel under KVM with an init that exits at once; KVM is usable
+# if the guest gets as far as printing its banner within 60 s.
+probe_kvm() {
+	[ -w /dev/kvm ] || { log "KVM probe: /dev/kvm missing or not writable"; return 1; }
+	local out rc=0
+	out=$(timeout -k 5 60 "$qemu" -accel kvm -cpu host -m 512M -smp 1 -nographic -no-reboot \
+		-nic none -kernel "$kernel" -initrd "$initrd" \
+		-append "console=ttyS0 panic=-1 rdinit=/bin/true" </dev/null 2>&1) || rc=$?
+	if grep -q 'Linux version' <<<"$out"; then
+		log "KVM probe: guest booted (status $rc)"
+		return 0
+	fi
+	log "KVM probe: no kernel banner within 60 s (status $rc)"
+	return 1
+}
+
+# shellcheck disable=SC2054 # commas belong to the option values
+accel=(-accel tcg,thread=multi -cpu max)
+if [ "${MSHARE_KVM:-0}" = 1 ]; then
+	if probe_kvm; then
+		accel=(-accel kvm -cpu host)
+	else
+		log "KVM unusable here; using TCG"
+	fi
+fi
+
+log "booting $kernel (${accel[1]}, $smp CPUs, $mem, tests=$tests, timeout ${tmo}s); log: $logf"
+start=$(date +%s)
+rc=0
+# -nic none: no default NIC, so no option ROM is needed either.
+timeout -k 10 "$tmo" "$qemu" "${accel[@]}" -m "$mem" -smp "$smp" -nographic -no-reboot \
+	-nic none -kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null 2>&1 |
+	tee "$logf" || rc=${PIPESTATUS[0]}
+secs=$(($(date +%s) - start))
+[ "$rc" != 124 ] || log "QEMU timed out after ${tmo}s"
+echo "MSHARE-HOST: qemu-exit=$rc seconds=$secs" | tee -a "$logf"
+log "QEMU exited with status $rc after ${secs}s"
+
+[ $check = 1 ] || exit 0
+"$KERNEL_DIR/scripts/check-log.sh" "$logf"

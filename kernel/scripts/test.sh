@@ -1,0 +1,59 @@
+#!/usr/bin/env bash
+# The whole kernel test run (`make test`): debug kernel, UAPI headers,
+# in-guest selftests, initramfs, QEMU boot, judgement. The last line printed
+# is `N passed, N failed`; exit status 0 only if nothing failed and the log
+# is clean.
+#   MSHARE_TESTS=NAME       list to run (default all)
+#   MSHARE_TEST_TIMEOUT=S   per-test timeout in the guest (default 300)
+#   MSHARE_QEMU_TIMEOUT=S   whole boot (default 1200)
+#   MSHARE_QEMU_MEM, MSHARE_QEMU_SMP   (default 4G, 2)
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+scripts=$KERNEL_DIR/scripts
+finished=0
+summary() {
+	finished=1
+	echo "$1 passed, $2 failed"
+	exit "$3"
+}
+# Whatever stops the run early (a build error, a missing file) is a failure
+# and still ends on the summary line.
+trap '[ $finished = 1 ] || { log "test run aborted"; echo "0 passed, 1 failed"; }' EXIT
+
+kdir=$("$scripts/build.sh" debug)
+hdr=$("$scripts/headers.sh")
+tree=$("$scripts/prepare-tree.sh")
+
+obj=$MSHARE_CACHE/selftests-build
+log "building selftests into $obj"
+make -C "$KERNEL_DIR/selftests" HEADERS="$hdr" KSRC="$tree" O="$obj" -j"${JOBS:-$(nproc)}" >&2
+[ -f "$obj/${MSHARE_TESTS:-all}.list" ] || die "selftests build left no $obj/${MSHARE_TESTS:-all}.list"
+
+initrd=$MSHARE_CACHE/initramfs.cpio.gz
+"$scripts/mkinitramfs.sh" "$initrd" "$obj" >/dev/null
+
+logf=$MSHARE_CACHE/logs/test-$(date +%Y%m%d-%H%M%S).log
+args=(--kernel "$kdir" --initrd "$initrd" --tests "${MSHARE_TESTS:-all}" --log "$logf"
+	--timeout "${MSHARE_QEMU_TIMEOUT:-1200}" --mem "${MSHARE_QEMU_MEM:-4G}"
+	--smp "${MSHARE_QEMU_SMP:-2}")
+[ -z "${MSHARE_TEST_TIMEOUT:-}" ] || args+=(--test-timeout "$MSHARE_TEST_TIMEOUT")
+"$scripts/run-qemu.sh" "${args[@]}" --no-check
+
+ok=0
+verdict=$("$scripts/check-log.sh" "$logf") || ok=$?
+echo "$verdict"
+last=$(tail -n1 <<<"$verdict")
+get() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$last"; }
+passed=$(get passed)
+failed=$(get failed)
+extra=$(get extra)
+failed=$((${failed:-0} + ${extra:-1}))
+if [ "$ok" -ne 0 ] && [ "$failed" -eq 0 ]; then
+	failed=1
+fi
+log "log: $logf"
+if [ "$ok" -eq 0 ] && [ "$failed" -eq 0 ]; then
+	summary "${passed:-0}" 0 0
+fi
+summary "${passed:-0}" "$failed" 1

@@ -1,0 +1,156 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * kselftest harness glue for the msharefs tests: include it (once) from
+ * every test program instead of kselftest_harness.h. It adds assertions on
+ * errno and on child exit status, and test-side helpers that assert.
+ *
+ * Children forked by a test must not use the ASSERT and EXPECT macros (a
+ * failing ASSERT would unwind into the harness in the child); they use
+ * CHILD_CHECK and report through their exit status (ASSERT_CHILD_OK).
+ */
+#ifndef MSHARE_TEST_H
+#define MSHARE_TEST_H
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "kselftest_harness.h"
+#include "mshare_util.h"
+
+/*
+ * The tests run on a debug kernel (KASAN, lockdep) under TCG, 20-50 times
+ * slower than native: the harness default of 30 s per test is too short.
+ */
+#undef TEST_TIMEOUT_DEFAULT
+#define TEST_TIMEOUT_DEFAULT 120
+
+static inline const char *errname(int err)
+{
+	return err ? strerrorname_np(err) ?: "E?" : "0";
+}
+
+/*
+ * _expr (a syscall-like call) must fail with errno _err. Like the harness
+ * macros, these take an optional TH_LOG() after them; a call that
+ * succeeded shows as errno 0.
+ */
+#define __MSHARE_ERRNO(_err, _expr, _assert)				\
+	for (int __errno_seen = (errno = 0,				\
+				 (long)(_expr) == -1 ? errno : 0),	\
+		 __errno_once = 1; __errno_once; __errno_once = 0)	\
+		__EXPECT(_err, #_err, __errno_seen, "errno of " #_expr,	\
+			 ==, _assert)
+
+#define ASSERT_ERRNO(_err, _expr)	__MSHARE_ERRNO(_err, _expr, 1)
+#define EXPECT_ERRNO(_err, _expr)	__MSHARE_ERRNO(_err, _expr, 0)
+
+/* _expr must not return -1 (or MAP_FAILED); evaluates to its result. */
+#define ASSERT_SYS(_expr) ({						\
+	long __ret;							\
+	int __errno;							\
+	errno = 0;							\
+	__ret = (long)(_expr);						\
+	__errno = errno;						\
+	ASSERT_NE(-1, __ret)						\
+		TH_LOG("%s: %s", #_expr, errname(__errno));		\
+	__ret;								\
+})
+
+#define ASSERT_CHILD_OK(_pid) do {					\
+	int __status = child_wait(_pid);				\
+	ASSERT_TRUE(status_ok(__status))				\
+		TH_LOG("child %d %s", (int)(_pid), status_str(__status)); \
+} while (0)
+
+#define ASSERT_CHILD_KILLED(_pid, _sig) do {				\
+	int __status = child_wait(_pid);				\
+	ASSERT_TRUE(status_killed_by(__status, _sig))			\
+		TH_LOG("child %d %s, expected SIG%s", (int)(_pid),	\
+		       status_str(__status), sigabbrev_np(_sig));	\
+} while (0)
+
+/* [_p, _p + _len) holds the pattern _seed, from pattern offset _start. */
+#define ASSERT_PATTERN_AT(_p, _len, _seed, _start) do {			\
+	ssize_t __bad = pattern_check_at(_p, _len, _seed, _start);	\
+	ASSERT_EQ(-1, __bad)						\
+		TH_LOG("pattern %lu differs at +%#zx of %s",		\
+		       (unsigned long)(_seed), __bad, #_p);		\
+} while (0)
+
+#define ASSERT_PATTERN(_p, _len, _seed) ASSERT_PATTERN_AT(_p, _len, _seed, 0)
+
+/* The file range [_off, _off + _len) of _fd holds the pattern _seed. */
+#define ASSERT_FD_PATTERN(_fd, _off, _len, _seed) do {			\
+	ssize_t __bad = fd_pattern_check(_fd, _off, _len, _seed);	\
+	ASSERT_EQ(-1, __bad)						\
+		TH_LOG("pattern %lu differs at +%#zx of fd %s (-2: I/O)", \
+		       (unsigned long)(_seed), __bad, #_fd);		\
+} while (0)
+
+/* A probe of _p must raise _sig (0: must not fault). */
+#define ASSERT_READ_SIGNAL(_sig, _p) do {				\
+	int __sig = probe_read(_p, NULL);				\
+	ASSERT_EQ(_sig, __sig)						\
+		TH_LOG("read of %s (%p): signal %d", #_p,		\
+		       (void *)(_p), __sig);				\
+} while (0)
+
+#define ASSERT_WRITE_SIGNAL(_sig, _p) do {				\
+	int __sig = probe_write(_p, 0x5a5a5a5a5a5a5a5aULL);		\
+	ASSERT_EQ(_sig, __sig)						\
+		TH_LOG("write of %s (%p): signal %d", #_p,		\
+		       (void *)(_p), __sig);				\
+} while (0)
+
+static inline void mshare_test_setup(struct __test_metadata *_metadata,
+				     struct mshare_ctx *c, const char *tag)
+{
+	ASSERT_EQ(0, mshare_ctx_init(c, tag))
+		TH_LOG("msharefs test directory: %s", strerror(errno));
+}
+
+/* A new region of the test directory, sized when size != 0. */
+static inline int test_region(struct __test_metadata *_metadata,
+			      const struct mshare_ctx *c, const char *name,
+			      uint64_t size)
+{
+	int fd = mshare_create(c, name, size);
+
+	ASSERT_LE(0, fd)
+		TH_LOG("region %s of %#lx bytes: %s", name,
+		       (unsigned long)size, strerror(errno));
+	return fd;
+}
+
+/* A read-write window of the region fd of the given size. */
+static inline char *test_window(struct __test_metadata *_metadata, int fd,
+				uint64_t size)
+{
+	char *win = mshare_window(fd, size, NULL, 0);
+
+	ASSERT_NE(MAP_FAILED, win)
+		TH_LOG("mmap of a window: %s", strerror(errno));
+	return win;
+}
+
+static inline void test_map_anon(struct __test_metadata *_metadata, int fd,
+				 uint64_t roff, uint64_t size)
+{
+	ASSERT_EQ(0, mshare_map_anon(fd, roff, size, 0))
+		TH_LOG("anonymous object at %#lx+%#lx: %s",
+		       (unsigned long)roff, (unsigned long)size,
+		       strerror(errno));
+}
+
+static inline void test_map_fd(struct __test_metadata *_metadata, int fd,
+			       uint64_t roff, uint64_t size, int objfd,
+			       uint64_t off)
+{
+	ASSERT_EQ(0, mshare_map_fd(fd, roff, size, objfd, off))
+		TH_LOG("object fd %d at %#lx+%#lx: %s", objfd,
+		       (unsigned long)roff, (unsigned long)size,
+		       strerror(errno));
+}
+
+#endif /* MSHARE_TEST_H */

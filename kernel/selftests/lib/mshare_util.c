@@ -1,0 +1,934 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Helpers shared by the msharefs selftests; see mshare_util.h. */
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <mntent.h>
+#include <poll.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <sys/wait.h>
+
+#include "mshare_util.h"
+
+/* --- msharefs -------------------------------------------------------- */
+
+int mshare_ensure_mounted(void)
+{
+	struct statfs sfs;
+
+	if (statfs(MSHARE_ROOT, &sfs) == 0 && sfs.f_type == MSHARE_MAGIC)
+		return 0;
+	mkdir(MSHARE_ROOT, 0755);
+	if (mount("msharefs", MSHARE_ROOT, "msharefs", 0, NULL))
+		return -1;
+	fprintf(stderr, "# mounted msharefs on %s\n", MSHARE_ROOT);
+	return 0;
+}
+
+static ssize_t read_file(const char *path, char *buf, size_t len)
+{
+	size_t got = 0;
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	while (got < len - 1) {
+		n = read(fd, buf + got, len - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+
+			close(fd);
+			errno = e;
+			return -1;
+		}
+		if (n == 0)
+			break;
+		got += n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	return got;
+}
+
+int mshare_read_info(uint64_t *align)
+{
+	unsigned long long v;
+	char buf[64], *end;
+	ssize_t n;
+
+	n = read_file(MSHARE_INFO, buf, sizeof(buf));
+	if (n < 0)
+		return -1;
+	if (n == 0 || !isdigit((unsigned char)buf[0]))
+		goto bad;
+	errno = 0;
+	v = strtoull(buf, &end, 10);
+	if (errno || v == 0 || strcmp(end, "\n"))
+		goto bad;
+	*align = v;
+	return 0;
+bad:
+	errno = EPROTO;
+	return -1;
+}
+
+int mshare_ctx_init(struct mshare_ctx *c, const char *tag)
+{
+	memset(c, 0, sizeof(*c));
+	c->page = sysconf(_SC_PAGESIZE);
+	umask(022);
+	if (mshare_ensure_mounted() || mshare_read_info(&c->align))
+		return -1;
+	snprintf(c->dir, sizeof(c->dir), "%s/%s.%d", MSHARE_ROOT, tag,
+		 getpid());
+	rm_tree(c->dir);	/* left over by an earlier process of this pid */
+	return mkdir(c->dir, 0755);
+}
+
+void mshare_ctx_fini(struct mshare_ctx *c)
+{
+	child_kill_all();
+	if (c->dir[0])
+		rm_tree(c->dir);
+}
+
+const char *mshare_path(const struct mshare_ctx *c, const char *name)
+{
+	static char bufs[8][PATH_MAX];
+	static unsigned int next;
+	char *buf = bufs[next++ % 8];
+
+	snprintf(buf, PATH_MAX, "%s/%s", c->dir, name);
+	return buf;
+}
+
+void rm_tree(const char *path)
+{
+	char sub[PATH_MAX];
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	if (lstat(path, &st))
+		return;
+	if (!S_ISDIR(st.st_mode)) {
+		unlink(path);
+		return;
+	}
+	d = opendir(path);
+	if (d) {
+		while ((de = readdir(d))) {
+			if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+				continue;
+			snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+			rm_tree(sub);
+		}
+		closedir(d);
+	}
+	rmdir(path);
+}
+
+char *read_text(const char *path, size_t *len)
+{
+	size_t cap = SZ_64K, got = 0;
+	char *buf = malloc(cap), *nbuf;
+	ssize_t n;
+	int fd, e;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || !buf)
+		goto fail;
+	for (;;) {
+		if (got + 1 >= cap) {
+			nbuf = realloc(buf, cap *= 2);
+			if (!nbuf)
+				goto fail;
+			buf = nbuf;
+		}
+		n = read(fd, buf + got, cap - 1 - got);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			goto fail;
+		if (n == 0)
+			break;
+		got += n;
+	}
+	close(fd);
+	buf[got] = '\0';
+	if (len)
+		*len = got;
+	return buf;
+fail:
+	e = errno;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	errno = e;
+	return NULL;
+}
+
+bool maps_has_range(const void *start, uint64_t len)
+{
+	char *maps = read_text("/proc/self/maps", NULL), *line;
+	char want[64];
+	bool found = false;
+
+	if (!maps)
+		return false;
+	snprintf(want, sizeof(want), "%lx-%lx ", (unsigned long)start,
+		 (unsigned long)start + (unsigned long)len);
+	for (line = maps; line && !found; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		found = !strncmp(line, want, strlen(want));
+	}
+	free(maps);
+	return found;
+}
+
+int mshare_open(const struct mshare_ctx *c, const char *name, int flags)
+{
+	return open(mshare_path(c, name), flags | O_CLOEXEC);
+}
+
+int mshare_create(const struct mshare_ctx *c, const char *name, uint64_t size)
+{
+	int fd, e;
+
+	fd = open(mshare_path(c, name), O_CREAT | O_RDWR | O_CLOEXEC, 0600);
+	if (fd < 0 || !size)
+		return fd;
+	if (ftruncate(fd, size) == 0)
+		return fd;
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+void *mshare_window(int fd, uint64_t size, void *addr, int extra_flags)
+{
+	return mmap(addr, size, PROT_READ | PROT_WRITE, MAP_SHARED | extra_flags,
+		    fd, 0);
+}
+
+int mshare_map(int fd, uint64_t roff, uint64_t size, uint64_t off,
+	       unsigned int prot, unsigned int flags, int objfd)
+{
+	struct mshare_create mc = {
+		.region_offset = roff,
+		.size = size,
+		.offset = off,
+		.prot = prot,
+		.flags = flags,
+		.fd = objfd,
+	};
+
+	return ioctl(fd, MSHAREFS_CREATE_MAPPING, &mc);
+}
+
+int mshare_map_anon(int fd, uint64_t roff, uint64_t size,
+		    unsigned int extra_flags)
+{
+	return mshare_map(fd, roff, size, 0, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_FIXED | MAP_ANONYMOUS | extra_flags,
+			  -1);
+}
+
+int mshare_map_fd(int fd, uint64_t roff, uint64_t size, int objfd,
+		  uint64_t off)
+{
+	return mshare_map(fd, roff, size, off, PROT_READ | PROT_WRITE,
+			  MAP_SHARED | MAP_FIXED, objfd);
+}
+
+int mshare_unmap(int fd, uint64_t roff, uint64_t size)
+{
+	struct mshare_unmap mu = { .region_offset = roff, .size = size };
+
+	return ioctl(fd, MSHAREFS_UNMAP, &mu);
+}
+
+void *reserve_aligned(uint64_t size, uint64_t align)
+{
+	uintptr_t p, a;
+	void *m;
+
+	m = mmap(NULL, size + align, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	p = (uintptr_t)m;
+	a = ALIGN_UP(p, align);
+	if (a > p)
+		munmap(m, a - p);
+	if (p + align > a)
+		munmap((void *)(a + size), p + align - a);
+	return (void *)a;
+}
+
+int user_va_bits(void)
+{
+	void *hint = (void *)(1UL << 47), *p;
+
+	p = mmap(hint, SZ_4K, PROT_NONE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p == MAP_FAILED)
+		return 47;
+	munmap(p, SZ_4K);
+	return p == hint ? 56 : 47;
+}
+
+/* --- backing objects -------------------------------------------------- */
+
+int memfd_sized(size_t size)
+{
+	int fd, e;
+
+	fd = memfd_create("mshare-test", MFD_CLOEXEC);
+	if (fd < 0 || ftruncate(fd, size) == 0)
+		return fd;
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+static int create_unlinked(const char *dir, int flags)
+{
+	static unsigned int seq;
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/.mshare-test.%d.%u", dir, getpid(),
+		 seq++);
+	fd = open(path, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC | flags, 0600);
+	if (fd >= 0)
+		unlink(path);
+	return fd;
+}
+
+int file_sized(const char *dir, size_t size)
+{
+	int fd, e;
+
+	fd = create_unlinked(dir, 0);
+	if (fd < 0 || ftruncate(fd, size) == 0)
+		return fd;
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+int hugetlb_usable(unsigned long npages, char *why, size_t len)
+{
+	struct statfs sfs;
+	long free_pages;
+
+	if (statfs(HUGETLB_DIR, &sfs) || sfs.f_type != HUGETLBFS_MAGIC) {
+		snprintf(why, len, "%s is not a hugetlbfs mount", HUGETLB_DIR);
+		return -1;
+	}
+	if (meminfo_kib("Hugepagesize") != (long)(HPAGE_SIZE >> 10)) {
+		snprintf(why, len, "default huge page size is not 2 MiB");
+		return -1;
+	}
+	free_pages = meminfo_kib("HugePages_Free");
+	if (free_pages < (long)npages) {
+		snprintf(why, len, "%ld free huge pages, need %lu",
+			 free_pages, npages);
+		return -1;
+	}
+	return 0;
+}
+
+/* Filesystems whose files are not on a disk (or have no O_DIRECT I/O). */
+static bool memory_fs(const char *type)
+{
+	static const char * const types[] = {
+		"tmpfs", "ramfs", "rootfs", "proc", "sysfs", "devtmpfs",
+		"devpts", "hugetlbfs", "msharefs", "debugfs", "tracefs",
+		"securityfs", "cgroup", "cgroup2", "pstore", "bpf", "mqueue",
+		"configfs", "fusectl", "autofs", "binfmt_misc", "efivarfs",
+		"nsfs",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(types) / sizeof(types[0]); i++)
+		if (!strcmp(type, types[i]))
+			return true;
+	return false;
+}
+
+static bool dir_works(const char *dir, bool odirect)
+{
+	struct statfs sfs;
+	bool ok = true;
+	void *buf;
+	int fd;
+
+	if (statfs(dir, &sfs) || sfs.f_type == TMPFS_MAGIC ||
+	    sfs.f_type == RAMFS_MAGIC)
+		return false;
+	fd = create_unlinked(dir, odirect ? O_DIRECT : 0);
+	if (fd < 0)
+		return false;
+	if (!odirect) {
+		/* objects are mapped shared and writable */
+		buf = MAP_FAILED;
+		if (ftruncate(fd, SZ_4K) == 0)
+			buf = mmap(NULL, SZ_4K, PROT_READ | PROT_WRITE,
+				   MAP_SHARED, fd, 0);
+		ok = buf != MAP_FAILED;
+		if (ok)
+			munmap(buf, SZ_4K);
+	} else {
+		/* Some filesystems accept O_DIRECT at open() only. */
+		buf = mmap(NULL, SZ_4K, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		ok = buf != MAP_FAILED && pwrite(fd, buf, SZ_4K, 0) == SZ_4K &&
+		     pread(fd, buf, SZ_4K, 0) == SZ_4K;
+		if (buf != MAP_FAILED)
+			munmap(buf, SZ_4K);
+	}
+	close(fd);
+	return ok;
+}
+
+static void note_tried(char *tried, size_t len, const char *dir)
+{
+	size_t used = strlen(tried);
+
+	if (used < len)
+		snprintf(tried + used, len - used, "%s%s", used ? " " : "", dir);
+}
+
+int find_disk_dir(bool odirect, char *out, size_t outlen,
+		  char *tried, size_t triedlen)
+{
+	const char *env = getenv("MSHARE_TEST_DISK_DIR");
+	struct mntent *me;
+	FILE *mounts;
+	int ret = -1;
+
+	tried[0] = '\0';
+	if (env && *env) {
+		note_tried(tried, triedlen, env);
+		if (dir_works(env, odirect)) {
+			snprintf(out, outlen, "%s", env);
+			return 0;
+		}
+	}
+	mounts = setmntent("/proc/self/mounts", "r");
+	if (!mounts)
+		return -1;
+	while ((me = getmntent(mounts))) {
+		if (memory_fs(me->mnt_type))
+			continue;
+		note_tried(tried, triedlen, me->mnt_dir);
+		if (dir_works(me->mnt_dir, odirect)) {
+			snprintf(out, outlen, "%s", me->mnt_dir);
+			ret = 0;
+			break;
+		}
+	}
+	endmntent(mounts);
+	return ret;
+}
+
+/* --- data -------------------------------------------------------------- */
+
+uint64_t pattern_word(uint64_t seed, uint64_t off)
+{
+	uint64_t x = seed + off * 0x9e3779b97f4a7c15ULL;
+
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
+void pattern_fill_at(void *buf, size_t len, uint64_t seed, uint64_t start)
+{
+	uint64_t *w = buf;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		w[i] = pattern_word(seed, start + i * 8);
+}
+
+ssize_t pattern_check_at(const void *buf, size_t len, uint64_t seed,
+			 uint64_t start)
+{
+	const uint64_t *w = buf;
+	size_t i;
+
+	for (i = 0; i < len / 8; i++)
+		if (w[i] != pattern_word(seed, start + i * 8))
+			return i * 8;
+	return -1;
+}
+
+void pattern_fill(void *buf, size_t len, uint64_t seed)
+{
+	pattern_fill_at(buf, len, seed, 0);
+}
+
+ssize_t pattern_check(const void *buf, size_t len, uint64_t seed)
+{
+	return pattern_check_at(buf, len, seed, 0);
+}
+
+bool is_zero(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+void stamp_pages_at(void *buf, size_t len, uint64_t seed, uint64_t start)
+{
+	size_t off;
+
+	for (off = 0; off < len; off += SZ_4K)
+		*(uint64_t *)((char *)buf + off) = pattern_word(seed, start + off);
+}
+
+ssize_t stamps_check_at(const void *buf, size_t len, uint64_t seed,
+			uint64_t start)
+{
+	size_t off;
+
+	for (off = 0; off < len; off += SZ_4K)
+		if (*(const volatile uint64_t *)((const char *)buf + off) !=
+		    pattern_word(seed, start + off))
+			return off;
+	return -1;
+}
+
+void stamp_pages(void *buf, size_t len, uint64_t seed)
+{
+	stamp_pages_at(buf, len, seed, 0);
+}
+
+ssize_t stamps_check(const void *buf, size_t len, uint64_t seed)
+{
+	return stamps_check_at(buf, len, seed, 0);
+}
+
+int pread_full(int fd, void *buf, size_t len, off_t off)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pread(fd, (char *)buf + done, len - done, off + done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		done += n;
+	}
+	return 0;
+}
+
+int pwrite_full(int fd, const void *buf, size_t len, off_t off)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = pwrite(fd, (const char *)buf + done, len - done, off + done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			if (n == 0)
+				errno = EIO;
+			return -1;
+		}
+		done += n;
+	}
+	return 0;
+}
+
+int fd_pattern_fill(int fd, off_t off, size_t len, uint64_t seed)
+{
+	void *buf = malloc(len);
+	int ret, e;
+
+	if (!buf)
+		return -1;
+	pattern_fill_at(buf, len, seed, off);
+	ret = pwrite_full(fd, buf, len, off);
+	e = errno;
+	free(buf);
+	errno = e;
+	return ret;
+}
+
+ssize_t fd_pattern_check(int fd, off_t off, size_t len, uint64_t seed)
+{
+	void *buf = malloc(len);
+	ssize_t ret = -2;
+
+	if (buf && pread_full(fd, buf, len, off) == 0)
+		ret = pattern_check_at(buf, len, seed, off);
+	free(buf);
+	return ret;
+}
+
+/* --- fault probing ------------------------------------------------------ */
+
+static sigjmp_buf probe_env;
+static volatile sig_atomic_t probe_armed;
+static void *volatile probe_addr;
+
+static void probe_handler(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	if (probe_armed) {
+		probe_armed = 0;
+		probe_addr = si->si_addr;
+		siglongjmp(probe_env, sig);
+	}
+	/* Not a probe: let the access fault again, fatally. */
+	signal(sig, SIG_DFL);
+}
+
+static void probe_setup(void)
+{
+	static bool done;
+	struct sigaction sa = {
+		.sa_sigaction = probe_handler,
+		.sa_flags = SA_SIGINFO,
+	};
+
+	if (done)
+		return;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	done = true;
+}
+
+int probe_read(const void *p, uint64_t *val)
+{
+	const volatile uint64_t *q = p;
+	uint64_t v;
+	int sig;
+
+	probe_setup();
+	sig = sigsetjmp(probe_env, 1);
+	if (sig)
+		return sig;
+	probe_armed = 1;
+	v = *q;
+	probe_armed = 0;
+	if (val)
+		*val = v;
+	return 0;
+}
+
+int probe_write(void *p, uint64_t val)
+{
+	volatile uint64_t *q = p;
+	int sig;
+
+	probe_setup();
+	sig = sigsetjmp(probe_env, 1);
+	if (sig)
+		return sig;
+	probe_armed = 1;
+	*q = val;
+	probe_armed = 0;
+	return 0;
+}
+
+void *probe_fault_addr(void)
+{
+	return probe_addr;
+}
+
+/* --- processes ---------------------------------------------------------- */
+
+#define MAX_CHILDREN 1024
+static pid_t children[MAX_CHILDREN];
+
+static void child_forget(pid_t pid)
+{
+	int i;
+
+	for (i = 0; i < MAX_CHILDREN; i++)
+		if (children[i] == pid)
+			children[i] = 0;
+}
+
+pid_t child_fork(void)
+{
+	pid_t parent = getpid(), pid;
+	int i;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid == 0) {
+		memset(children, 0, sizeof(children));
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(1);
+	} else if (pid > 0) {
+		for (i = 0; i < MAX_CHILDREN; i++) {
+			if (!children[i]) {
+				children[i] = pid;
+				break;
+			}
+		}
+	}
+	return pid;
+}
+
+int child_wait(pid_t pid)
+{
+	int status;
+	pid_t r;
+
+	do {
+		r = waitpid(pid, &status, 0);
+	} while (r < 0 && errno == EINTR);
+	if (r != pid)
+		return -1;
+	child_forget(pid);
+	return status;
+}
+
+int child_poll(pid_t pid, int *status)
+{
+	pid_t r;
+
+	do {
+		r = waitpid(pid, status, WNOHANG);
+	} while (r < 0 && errno == EINTR);
+	if (r < 0)
+		return -1;
+	if (r == 0)
+		return 0;
+	child_forget(pid);
+	return 1;
+}
+
+void child_kill_all(void)
+{
+	int i;
+
+	for (i = 0; i < MAX_CHILDREN; i++) {
+		if (!children[i])
+			continue;
+		kill(children[i], SIGKILL);
+		child_wait(children[i]);
+		children[i] = 0;
+	}
+}
+
+bool status_ok(int status)
+{
+	return status != -1 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+bool status_killed_by(int status, int sig)
+{
+	return status != -1 && WIFSIGNALED(status) && WTERMSIG(status) == sig;
+}
+
+const char *status_str(int status)
+{
+	static char buf[64];
+
+	if (status == -1)
+		snprintf(buf, sizeof(buf), "not waited for");
+	else if (WIFEXITED(status))
+		snprintf(buf, sizeof(buf), "exited %d", WEXITSTATUS(status));
+	else if (WIFSIGNALED(status))
+		snprintf(buf, sizeof(buf), "killed by SIG%s",
+			 sigabbrev_np(WTERMSIG(status)) ?: "?");
+	else
+		snprintf(buf, sizeof(buf), "status %#x", status);
+	return buf;
+}
+
+int gate_init(struct gate *g)
+{
+	int fds[2];
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -1;
+	g->rfd = fds[0];
+	g->wfd = fds[1];
+	return 0;
+}
+
+void gate_child(struct gate *g)
+{
+	if (g->wfd >= 0)
+		close(g->wfd);
+	g->wfd = -1;
+}
+
+int gate_wait(struct gate *g)
+{
+	char c;
+	ssize_t n;
+
+	do {
+		n = read(g->rfd, &c, 1);
+	} while (n < 0 && errno == EINTR);
+	return n == 0 ? 0 : -1;
+}
+
+void gate_open(struct gate *g)
+{
+	gate_child(g);
+}
+
+void gate_fini(struct gate *g)
+{
+	gate_child(g);
+	if (g->rfd >= 0)
+		close(g->rfd);
+	g->rfd = -1;
+}
+
+int msg_send(int fd, const void *buf, size_t len)
+{
+	size_t done = 0;
+	ssize_t n;
+
+	while (done < len) {
+		n = write(fd, (const char *)buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		done += n;
+	}
+	return 0;
+}
+
+int msg_recv(int fd, void *buf, size_t len, int timeout_ms)
+{
+	double deadline = now_s() + timeout_ms / 1000.0;
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	size_t done = 0;
+	ssize_t n;
+	int left;
+
+	while (done < len) {
+		left = (int)((deadline - now_s()) * 1000);
+		if (left <= 0) {
+			errno = ETIMEDOUT;
+			return -1;
+		}
+		n = poll(&pfd, 1, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0)
+			continue;
+		n = read(fd, (char *)buf + done, len - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -1;
+		if (n == 0) {
+			errno = EPIPE;
+			return -1;
+		}
+		done += n;
+	}
+	return 0;
+}
+
+/* --- statistics --------------------------------------------------------- */
+
+void vmstat_refresh(void)
+{
+	int fd = open("/proc/sys/vm/stat_refresh", O_WRONLY | O_CLOEXEC);
+
+	if (fd < 0)
+		return;
+	if (write(fd, "1", 1) < 0) {
+		/* Older kernels or no permission: the counters are close. */
+	}
+	close(fd);
+}
+
+long meminfo_kib(const char *key)
+{
+	size_t klen = strlen(key);
+	char line[256];
+	long val = -1;
+	FILE *f;
+
+	f = fopen("/proc/meminfo", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			val = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return val;
+}
+
+long minflt_self(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_SELF, &ru))
+		return -1;
+	return ru.ru_minflt;
+}
+
+double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+uint64_t rnd_next(uint64_t *state)
+{
+	uint64_t x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 7;
+	x ^= x << 17;
+	return *state = x;
+}

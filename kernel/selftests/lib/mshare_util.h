@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the msharefs selftests: mounting, test directories,
+ * regions, windows, backing objects, data patterns, fault probing, child
+ * processes and pipes, /proc/meminfo and getrusage readers.
+ *
+ * Nothing here uses the kselftest harness macros (this file is compiled on
+ * its own and linked into every test). Functions report failure the way
+ * system calls do, -1 with errno set, unless documented otherwise; the
+ * tests assert on the results.
+ */
+#ifndef MSHARE_UTIL_H
+#define MSHARE_UTIL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <linux/magic.h>
+#include <linux/msharefs.h>
+
+#define MSHARE_ROOT	"/sys/fs/mshare"
+#define MSHARE_INFO	MSHARE_ROOT "/mshare_info"
+#define HUGETLB_DIR	"/dev/hugepages"
+
+#ifndef MSHARE_MAGIC
+#define MSHARE_MAGIC	0x4d534852
+#endif
+#ifndef HUGETLBFS_MAGIC
+#define HUGETLBFS_MAGIC	0x958458f6
+#endif
+
+#define SZ_4K		0x1000UL
+#define SZ_64K		0x10000UL
+#define SZ_1M		0x100000UL
+#define SZ_2M		0x200000UL
+#define SZ_1G		0x40000000UL
+#define HPAGE_SIZE	SZ_2M
+
+#define ALIGN_UP(x, a)		(((x) + (a) - 1) & ~((uint64_t)(a) - 1))
+#define IS_ALIGNED(x, a)	(((uint64_t)(x) & ((uint64_t)(a) - 1)) == 0)
+
+/* What every test needs: its own msharefs directory and the alignment. */
+struct mshare_ctx {
+	char dir[256];		/* MSHARE_ROOT/<tag>.<pid>, removed by fini */
+	uint64_t align;		/* from mshare_info */
+	size_t page;
+};
+
+/* --- msharefs -------------------------------------------------------- */
+
+/* Mount msharefs on MSHARE_ROOT unless it already is (returns 0). */
+int mshare_ensure_mounted(void);
+/*
+ * Read mshare_info strictly: decimal digits, one newline, nothing else.
+ * Malformed content fails with EPROTO.
+ */
+int mshare_read_info(uint64_t *align);
+int mshare_ctx_init(struct mshare_ctx *c, const char *tag);
+/* Kills the registered children, then removes the test directory. */
+void mshare_ctx_fini(struct mshare_ctx *c);
+/* "<dir>/<name>"; the result stays valid for the next 7 calls. */
+const char *mshare_path(const struct mshare_ctx *c, const char *name);
+/* Remove a file or a directory tree; best effort. */
+void rm_tree(const char *path);
+/* The whole of a (proc) file, NUL-terminated, malloc()ed; NULL on error. */
+char *read_text(const char *path, size_t *len);
+/* /proc/self/maps has a mapping of exactly [start, start + len). */
+bool maps_has_range(const void *start, uint64_t len);
+
+/* Open (no O_CREAT) a region of the test directory. */
+int mshare_open(const struct mshare_ctx *c, const char *name, int flags);
+/* Create a 0600 region, sized when size != 0; returns an O_RDWR fd. */
+int mshare_create(const struct mshare_ctx *c, const char *name, uint64_t size);
+/* mmap(addr, size, RW, MAP_SHARED | extra_flags, fd, 0): a window. */
+void *mshare_window(int fd, uint64_t size, void *addr, int extra_flags);
+/* MSHAREFS_CREATE_MAPPING with every field given. */
+int mshare_map(int fd, uint64_t roff, uint64_t size, uint64_t off,
+	       unsigned int prot, unsigned int flags, int objfd);
+/* Read-write anonymous shared object; extra_flags e.g. MAP_POPULATE. */
+int mshare_map_anon(int fd, uint64_t roff, uint64_t size,
+		    unsigned int extra_flags);
+/* Read-write object backed by objfd at file offset off. */
+int mshare_map_fd(int fd, uint64_t roff, uint64_t size, int objfd,
+		  uint64_t off);
+int mshare_unmap(int fd, uint64_t roff, uint64_t size);
+
+/*
+ * Reserve size bytes of address space at an align-aligned address (a
+ * PROT_NONE placeholder that MAP_FIXED may replace). NULL on failure.
+ */
+void *reserve_aligned(uint64_t size, uint64_t align);
+/* Number of user virtual address bits (47 or 56), probed with mmap. */
+int user_va_bits(void);
+
+/* --- backing objects -------------------------------------------------- */
+
+int memfd_sized(size_t size);
+/* A regular file created in dir and unlinked at once, of the given size. */
+int file_sized(const char *dir, size_t size);
+/*
+ * 0 when /dev/hugepages is hugetlbfs with 2 MiB pages and at least
+ * npages free; otherwise -1 with the reason in why.
+ */
+int hugetlb_usable(unsigned long npages, char *why, size_t len);
+/*
+ * Find a writable directory on a disk (or network) filesystem: not tmpfs,
+ * ramfs or a pseudo filesystem. With odirect, O_DIRECT I/O must work there
+ * too. $MSHARE_TEST_DISK_DIR is tried first, then every mount point.
+ * Returns 0 and the directory in out, or -1 with the candidates in tried.
+ */
+int find_disk_dir(bool odirect, char *out, size_t outlen,
+		  char *tried, size_t triedlen);
+
+/* --- data -------------------------------------------------------------- */
+
+/* The 64-bit word at byte offset off of the pattern named seed. */
+uint64_t pattern_word(uint64_t seed, uint64_t off);
+/*
+ * Fill or check every word of buf (len a multiple of 8) with the pattern
+ * seed from its offset start on; plain pattern_fill/check start at 0.
+ */
+void pattern_fill_at(void *buf, size_t len, uint64_t seed, uint64_t start);
+/* -1 if all of buf matches, else the offset in buf of the first bad word */
+ssize_t pattern_check_at(const void *buf, size_t len, uint64_t seed,
+			 uint64_t start);
+void pattern_fill(void *buf, size_t len, uint64_t seed);
+ssize_t pattern_check(const void *buf, size_t len, uint64_t seed);
+bool is_zero(const void *buf, size_t len);
+/* Only the first word of every page: cheap for big ranges. */
+void stamp_pages_at(void *buf, size_t len, uint64_t seed, uint64_t start);
+ssize_t stamps_check_at(const void *buf, size_t len, uint64_t seed,
+			uint64_t start);
+void stamp_pages(void *buf, size_t len, uint64_t seed);
+ssize_t stamps_check(const void *buf, size_t len, uint64_t seed);
+int pread_full(int fd, void *buf, size_t len, off_t off);
+int pwrite_full(int fd, const void *buf, size_t len, off_t off);
+/*
+ * Pattern fill or check of the file range [off, off + len), the pattern
+ * taken at the file offsets: a window mapping file offset off at p holds
+ * the same data when pattern_check_at(p, len, seed, off) == -1.
+ * fd_pattern_check: -1 if it matches, -2 on I/O error, else the offset
+ * (from off) of the first bad word.
+ */
+int fd_pattern_fill(int fd, off_t off, size_t len, uint64_t seed);
+ssize_t fd_pattern_check(int fd, off_t off, size_t len, uint64_t seed);
+
+/* --- fault probing ------------------------------------------------------ */
+
+/*
+ * Access p (8-byte aligned) once, catching SIGSEGV and SIGBUS with
+ * sigsetjmp/siglongjmp. Returns 0 or the signal number. A fault while no
+ * probe is in progress is fatal as usual (the handler restores SIG_DFL).
+ */
+int probe_read(const void *p, uint64_t *val);
+int probe_write(void *p, uint64_t val);
+/* si_addr of the last fault caught by a probe. */
+void *probe_fault_addr(void);
+
+/* --- processes ---------------------------------------------------------- */
+
+/*
+ * fork() after flushing stdio; the parent remembers the child so that
+ * child_kill_all() can clean up after a failed assertion. The child gets
+ * SIGKILL if its parent dies and must leave with _exit().
+ */
+pid_t child_fork(void);
+/* waitpid() without EINTR; returns the status, or -1. */
+int child_wait(pid_t pid);
+/* Non-blocking: 1 and the status if pid ended, 0 if not, -1 on error. */
+int child_poll(pid_t pid, int *status);
+void child_kill_all(void);
+bool status_ok(int status);
+bool status_killed_by(int status, int sig);
+/* "exited 3", "killed by SIGSEGV": a static buffer. */
+const char *status_str(int status);
+
+/* In a child: report and _exit(1) unless cond holds. */
+#define CHILD_CHECK(cond, fmt, ...) do {				\
+	if (!(cond)) {							\
+		fprintf(stderr, "# child %d: %s:%d: %s: " fmt "\n",	\
+			getpid(), __FILE__, __LINE__, #cond,		\
+			##__VA_ARGS__);					\
+		_exit(1);						\
+	}								\
+} while (0)
+
+/*
+ * A one-shot gate: children block in gate_wait() until the parent calls
+ * gate_open() (it closes the only write end left). Every child must call
+ * gate_child() right after fork() for every gate it inherited.
+ */
+struct gate {
+	int rfd;
+	int wfd;
+};
+
+int gate_init(struct gate *g);
+void gate_child(struct gate *g);
+int gate_wait(struct gate *g);
+void gate_open(struct gate *g);
+void gate_fini(struct gate *g);
+
+/* Whole-message pipe I/O; recv fails with ETIMEDOUT or EPIPE (on EOF). */
+int msg_send(int fd, const void *buf, size_t len);
+int msg_recv(int fd, void *buf, size_t len, int timeout_ms);
+
+/* --- statistics --------------------------------------------------------- */
+
+/* Fold the per-cpu vmstat counters so that /proc/meminfo is exact. */
+void vmstat_refresh(void);
+/* A /proc/meminfo field in kB ("MemFree", "PageTables"), or -1. */
+long meminfo_kib(const char *key);
+long minflt_self(void);
+double now_s(void);
+uint64_t rnd_next(uint64_t *state);
+
+#endif /* MSHARE_UTIL_H */

@@ -1,0 +1,462 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Windows: the rules of mmap() on a region, and what the other memory
+ * management calls do on a window (mprotect, munmap, mremap, madvise,
+ * mlock, mlockall, mbind, userfaultfd, fork, /proc/self/{smaps,pagemap},
+ * MAP_POPULATE).
+ */
+#include <fcntl.h>
+#include <sys/ioctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <linux/mempolicy.h>
+#include <linux/userfaultfd.h>
+
+#include "mshare_test.h"
+
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ	22
+#define MADV_POPULATE_WRITE	23
+#endif
+
+/* The fixture's region has an anonymous object at [0, OBJ_SIZE). */
+#define OBJ_SIZE	SZ_2M
+
+FIXTURE(mm) {
+	struct mshare_ctx c;
+	uint64_t align;
+	size_t page;
+	int fd;
+	char *win;
+};
+
+FIXTURE_SETUP(mm)
+{
+	self->fd = -1;
+	mshare_test_setup(_metadata, &self->c, "mmap");
+	self->align = self->c.align;
+	self->page = self->c.page;
+	self->fd = test_region(_metadata, &self->c, "r", self->align);
+	test_map_anon(_metadata, self->fd, 0, OBJ_SIZE);
+}
+
+FIXTURE_TEARDOWN(mm)
+{
+	if (self->win)
+		munmap(self->win, self->align);
+	if (self->fd >= 0)
+		close(self->fd);
+	mshare_ctx_fini(&self->c);
+}
+
+/* Map the fixture's window and write pattern seed over its object. */
+static char *map_window(struct __test_metadata *_metadata,
+			FIXTURE_DATA(mm) *self, uint64_t seed)
+{
+	self->win = test_window(_metadata, self->fd, self->align);
+	pattern_fill(self->win, OBJ_SIZE, seed);
+	return self->win;
+}
+
+TEST_F(mm, kernel_chosen_address_is_aligned)
+{
+	const uint64_t align = self->align;
+	char *win, *free_space, *hint;
+
+	win = test_window(_metadata, self->fd, align);
+	EXPECT_TRUE(IS_ALIGNED(win, align)) TH_LOG("window at %p", win);
+	EXPECT_TRUE(maps_has_range(win, align));
+	ASSERT_EQ(0, munmap(win, align));
+
+	/* a misaligned hint (without MAP_FIXED) still gets an aligned window */
+	free_space = reserve_aligned(3 * align, align);
+	ASSERT_NE(NULL, free_space);
+	ASSERT_EQ(0, munmap(free_space, 3 * align));
+	hint = free_space + align + self->page;
+	win = mshare_window(self->fd, align, hint, 0);
+	ASSERT_NE(MAP_FAILED, win);
+	EXPECT_TRUE(IS_ALIGNED(win, align)) TH_LOG("hint %p, window at %p",
+						   hint, win);
+	self->win = win;
+}
+
+TEST_F(mm, fixed_aligned_address)
+{
+	char *hole, *win;
+
+	hole = reserve_aligned(self->align, self->align);
+	ASSERT_NE(NULL, hole);
+	win = mshare_window(self->fd, self->align, hole, MAP_FIXED);
+	ASSERT_EQ(hole, win);
+	self->win = win;
+	pattern_fill(win, OBJ_SIZE, 1);
+	ASSERT_PATTERN(win, OBJ_SIZE, 1);
+}
+
+TEST_F(mm, fixed_misaligned_address)
+{
+	const uint64_t align = self->align;
+	char *hole;
+
+	hole = reserve_aligned(2 * align, align);
+	ASSERT_NE(NULL, hole);
+	EXPECT_ERRNO(EINVAL, mshare_window(self->fd, align, hole + self->page,
+					   MAP_FIXED));
+	EXPECT_ERRNO(EINVAL, mshare_window(self->fd, align, hole + SZ_2M,
+					   MAP_FIXED));
+	EXPECT_ERRNO(EINVAL, mshare_window(self->fd, align, hole + align / 2,
+					   MAP_FIXED));
+	munmap(hole, 2 * align);
+}
+
+TEST_F(mm, private_mapping)
+{
+	EXPECT_ERRNO(EINVAL, mmap(NULL, self->align, PROT_READ | PROT_WRITE,
+				  MAP_PRIVATE, self->fd, 0));
+	EXPECT_ERRNO(EINVAL, mmap(NULL, self->align, PROT_READ, MAP_PRIVATE,
+				  self->fd, 0));
+}
+
+TEST_F(mm, length_other_than_region_size)
+{
+	const uint64_t align = self->align;
+	const uint64_t lens[] = {
+		self->page, SZ_2M, align / 2, align - self->page,
+		align + self->page, 2 * align,
+	};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(lens); i++) {
+		EXPECT_ERRNO(EINVAL, mshare_window(self->fd, lens[i], NULL, 0))
+			TH_LOG("  length %#lx", (unsigned long)lens[i]);
+	}
+}
+
+TEST_F(mm, unsized_region)
+{
+	int fd = test_region(_metadata, &self->c, "unsized", 0);
+
+	EXPECT_ERRNO(EINVAL, mshare_window(fd, self->align, NULL, 0));
+	EXPECT_ERRNO(EINVAL, mshare_window(fd, self->page, NULL, 0));
+	close(fd);
+}
+
+TEST_F(mm, nonzero_offset)
+{
+	const off_t offs[] = { self->page, SZ_2M, self->align };
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(offs); i++) {
+		EXPECT_ERRNO(EINVAL, mmap(NULL, self->align,
+					  PROT_READ | PROT_WRITE, MAP_SHARED,
+					  self->fd, offs[i]))
+			TH_LOG("  offset %#lx", (unsigned long)offs[i]);
+	}
+}
+
+TEST_F(mm, mprotect_rejected)
+{
+	const uint64_t align = self->align, page = self->page;
+	char *win = map_window(_metadata, self, 2);
+
+	EXPECT_ERRNO(EINVAL, mprotect(win, align, PROT_READ));
+	EXPECT_ERRNO(EINVAL, mprotect(win, page, PROT_READ));
+	EXPECT_ERRNO(EINVAL, mprotect(win + SZ_1M, page, PROT_NONE));
+	EXPECT_ERRNO(EINVAL, mprotect(win + align - page, page, PROT_READ));
+	EXPECT_ERRNO(EINVAL, mprotect(win + OBJ_SIZE, SZ_2M, PROT_READ));
+	EXPECT_ERRNO(EINVAL, mprotect(win, align, PROT_READ | PROT_WRITE))
+		TH_LOG("  (the protection the window already has)");
+	/* still readable and writable */
+	ASSERT_PATTERN(win, OBJ_SIZE, 2);
+	ASSERT_WRITE_SIGNAL(0, win + page);
+}
+
+TEST_F(mm, munmap_part_rejected)
+{
+	const uint64_t align = self->align, page = self->page;
+	char *win = map_window(_metadata, self, 3);
+
+	EXPECT_ERRNO(EINVAL, munmap(win, page));
+	EXPECT_ERRNO(EINVAL, munmap(win + SZ_1M, page));
+	EXPECT_ERRNO(EINVAL, munmap(win + OBJ_SIZE, SZ_2M));
+	EXPECT_ERRNO(EINVAL, munmap(win + align - page, page));
+	EXPECT_ERRNO(EINVAL, munmap(win + page, align - page));
+	EXPECT_ERRNO(EINVAL, munmap(win, align - page));
+	ASSERT_PATTERN(win, OBJ_SIZE, 3);
+	EXPECT_TRUE(maps_has_range(win, align));
+
+	/* the whole window goes; the region and its object stay */
+	ASSERT_EQ(0, munmap(win, align));
+	self->win = NULL;
+	EXPECT_FALSE(maps_has_range(win, align));
+	ASSERT_READ_SIGNAL(SIGSEGV, win);
+	self->win = test_window(_metadata, self->fd, self->align);
+	ASSERT_PATTERN(self->win, OBJ_SIZE, 3);
+}
+
+TEST_F(mm, mremap_rejected)
+{
+	const uint64_t align = self->align, page = self->page;
+	char *win = map_window(_metadata, self, 5);
+	char *target;
+
+	target = reserve_aligned(align, align);
+	ASSERT_NE(NULL, target);
+	EXPECT_ERRNO(EINVAL, mremap(win, align, align,
+				    MREMAP_MAYMOVE | MREMAP_FIXED, target))
+		TH_LOG("  move");
+	EXPECT_ERRNO(EINVAL, mremap(win, align, align / 2, 0))
+		TH_LOG("  shrink");
+	EXPECT_ERRNO(EINVAL, mremap(win, align, 2 * align, MREMAP_MAYMOVE))
+		TH_LOG("  grow");
+	EXPECT_ERRNO(EINVAL, mremap(win, page, page,
+				    MREMAP_MAYMOVE | MREMAP_FIXED, target))
+		TH_LOG("  move one page");
+	EXPECT_ERRNO(EINVAL, mremap(win + SZ_1M, page, 2 * page,
+				    MREMAP_MAYMOVE))
+		TH_LOG("  grow one page");
+	munmap(target, align);
+	EXPECT_TRUE(maps_has_range(win, align));
+	ASSERT_PATTERN(win, OBJ_SIZE, 5);
+}
+
+TEST_F(mm, madvise_dontneed_rejected)
+{
+	char *win = map_window(_metadata, self, 6);
+
+	EXPECT_ERRNO(EINVAL, madvise(win, self->page, MADV_DONTNEED));
+	EXPECT_ERRNO(EINVAL, madvise(win, OBJ_SIZE, MADV_DONTNEED));
+	EXPECT_ERRNO(EINVAL, madvise(win, self->align, MADV_DONTNEED));
+	ASSERT_PATTERN(win, OBJ_SIZE, 6);
+}
+
+/* Page faults taken while touching (reading or writing) every page. */
+static long touch_faults(char *p, size_t len, size_t page, bool write)
+{
+	volatile char *v = p;
+	long before = minflt_self();
+	size_t off;
+
+	for (off = 0; off < len; off += page) {
+		if (write)
+			v[off] = 1;
+		else
+			(void)v[off];
+	}
+	return minflt_self() - before;
+}
+
+TEST_F(mm, madvise_populate)
+{
+	const uint64_t roff_w = SZ_1G, roff_r = 2 * SZ_1G;
+	const size_t page = self->page;
+	struct stat st;
+	long faults;
+	char *win;
+	int memfd;
+
+	memfd = ASSERT_SYS(memfd_sized(SZ_2M));
+	test_map_fd(_metadata, self->fd, roff_w, SZ_2M, memfd, 0);
+	test_map_anon(_metadata, self->fd, roff_r, SZ_2M);
+	win = map_window(_metadata, self, 7);
+	touch_faults(win, OBJ_SIZE, page, false);	/* warm up the loop */
+
+	ASSERT_EQ(0, fstat(memfd, &st));
+	ASSERT_EQ(0, st.st_blocks) TH_LOG("memfd populated too early");
+	ASSERT_EQ(0, madvise(win + roff_w, SZ_2M, MADV_POPULATE_WRITE));
+	ASSERT_EQ(0, fstat(memfd, &st));
+	EXPECT_LE(SZ_2M, (uint64_t)st.st_blocks * 512);
+	faults = touch_faults(win + roff_w, SZ_2M, page, true);
+	TH_LOG("faults writing 512 pages after MADV_POPULATE_WRITE: %ld",
+	       faults);
+	EXPECT_GE(4, faults);
+
+	ASSERT_EQ(0, madvise(win + roff_r, SZ_2M, MADV_POPULATE_READ));
+	faults = touch_faults(win + roff_r, SZ_2M, page, false);
+	TH_LOG("faults reading 512 pages after MADV_POPULATE_READ: %ld",
+	       faults);
+	EXPECT_GE(4, faults);
+	close(memfd);
+}
+
+TEST_F(mm, mlock_rejected)
+{
+	char *win = map_window(_metadata, self, 8);
+
+	EXPECT_ERRNO(EINVAL, mlock(win, self->page));
+	EXPECT_ERRNO(EINVAL, mlock(win, OBJ_SIZE));
+	EXPECT_ERRNO(EINVAL, mlock(win + SZ_1M, SZ_1M));
+	EXPECT_ERRNO(EINVAL, mlock(win, self->align));
+	ASSERT_PATTERN(win, OBJ_SIZE, 8);
+}
+
+TEST_F(mm, mlockall_with_window)
+{
+	char *win = map_window(_metadata, self, 9);
+
+	ASSERT_EQ(0, mlockall(MCL_CURRENT)) TH_LOG("%s", strerror(errno));
+	ASSERT_PATTERN(win, OBJ_SIZE, 9);
+	pattern_fill(win, OBJ_SIZE, 10);
+	ASSERT_PATTERN(win, OBJ_SIZE, 10);
+	ASSERT_EQ(0, munlockall());
+}
+
+static long sys_mbind(void *addr, unsigned long len, int mode,
+		      const unsigned long *nodemask)
+{
+	return syscall(__NR_mbind, addr, len, mode, nodemask,
+		       sizeof(*nodemask) * 8, 0);
+}
+
+TEST_F(mm, mbind_rejected)
+{
+	const unsigned long node0 = 1;
+	char *win, *ctl;
+	long ret;
+
+	/* the same call works on ordinary memory */
+	ctl = mmap(NULL, self->page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ctl);
+	ret = sys_mbind(ctl, self->page, MPOL_BIND, &node0);
+	if (ret == -1 && errno == ENOSYS)
+		SKIP(return, "mbind: ENOSYS (kernel without CONFIG_NUMA)");
+	ASSERT_EQ(0, ret) TH_LOG("mbind on anonymous memory: %s",
+				 strerror(errno));
+	munmap(ctl, self->page);
+
+	win = map_window(_metadata, self, 11);
+	EXPECT_ERRNO(EINVAL, sys_mbind(win, self->page, MPOL_BIND, &node0));
+	EXPECT_ERRNO(EINVAL, sys_mbind(win, self->align, MPOL_BIND, &node0));
+	EXPECT_ERRNO(EINVAL, sys_mbind(win, OBJ_SIZE, MPOL_PREFERRED, &node0));
+	EXPECT_ERRNO(EINVAL, sys_mbind(win, OBJ_SIZE, MPOL_INTERLEAVE,
+				       &node0));
+	ASSERT_PATTERN(win, OBJ_SIZE, 11);
+}
+
+static int uffd_register(int uffd, void *addr, uint64_t len)
+{
+	struct uffdio_register reg = {
+		.range = { .start = (unsigned long)addr, .len = len },
+		.mode = UFFDIO_REGISTER_MODE_MISSING,
+	};
+
+	return ioctl(uffd, UFFDIO_REGISTER, &reg);
+}
+
+TEST_F(mm, userfaultfd_register_rejected)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_range range;
+	char *win, *ctl;
+	int uffd;
+
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0)
+		SKIP(return, "userfaultfd(): %s", strerror(errno));
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+
+	/* the same registration works on ordinary memory */
+	ctl = mmap(NULL, self->page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, ctl);
+	ASSERT_EQ(0, uffd_register(uffd, ctl, self->page));
+	range.start = (unsigned long)ctl;
+	range.len = self->page;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_UNREGISTER, &range));
+	munmap(ctl, self->page);
+
+	win = map_window(_metadata, self, 12);
+	EXPECT_ERRNO(EINVAL, uffd_register(uffd, win, self->page));
+	EXPECT_ERRNO(EINVAL, uffd_register(uffd, win, OBJ_SIZE));
+	EXPECT_ERRNO(EINVAL, uffd_register(uffd, win, self->align));
+	ASSERT_PATTERN(win, OBJ_SIZE, 12);
+	close(uffd);
+}
+
+TEST_F(mm, fork_child_sees_window)
+{
+	char *win = map_window(_metadata, self, 13);
+	pid_t pid;
+
+	pid = ASSERT_SYS(child_fork());
+	if (pid == 0) {
+		CHILD_CHECK(pattern_check(win, OBJ_SIZE, 13) == -1, "data");
+		pattern_fill(win + SZ_1M, SZ_1M, 14);
+		_exit(0);
+	}
+	ASSERT_CHILD_OK(pid);
+	ASSERT_PATTERN(win, SZ_1M, 13);
+	ASSERT_PATTERN(win + SZ_1M, SZ_1M, 14);
+}
+
+/* Read the pagemap entries of [addr, addr + len); returns present ones. */
+static long pagemap_read(struct __test_metadata *_metadata, int pm,
+			 const char *addr, size_t len, size_t page)
+{
+	size_t n = len / page, i;
+	uint64_t *ents;
+	long present = 0;
+
+	ents = malloc(n * sizeof(*ents));
+	ASSERT_NE(NULL, ents);
+	ASSERT_EQ((ssize_t)(n * sizeof(*ents)),
+		  pread(pm, ents, n * sizeof(*ents),
+			(uintptr_t)addr / page * sizeof(*ents)))
+		TH_LOG("pagemap of %p+%#zx: %s", addr, len, strerror(errno));
+	for (i = 0; i < n; i++)
+		present += !!(ents[i] & (1ULL << 63));
+	free(ents);
+	return present;
+}
+
+TEST_F(mm, proc_smaps_and_pagemap)
+{
+	const uint64_t align = self->align;
+	char *win = map_window(_metadata, self, 15);
+	char want[64], *smaps;
+	size_t len;
+	long present;
+	int pm;
+
+	smaps = read_text("/proc/self/smaps", &len);
+	ASSERT_NE(NULL, smaps) TH_LOG("smaps: %s", strerror(errno));
+	snprintf(want, sizeof(want), "%lx-%lx ", (unsigned long)win,
+		 (unsigned long)win + align);
+	EXPECT_NE(NULL, strstr(smaps, want)) TH_LOG("no %s in smaps", want);
+	free(smaps);
+
+	pm = ASSERT_SYS(open("/proc/self/pagemap", O_RDONLY));
+	present = pagemap_read(_metadata, pm, win, 64 * SZ_1M, self->page);
+	TH_LOG("pagemap: %ld of 512 object pages present", present);
+	pagemap_read(_metadata, pm, win + align - SZ_2M, SZ_2M, self->page);
+	close(pm);
+	ASSERT_PATTERN(win, OBJ_SIZE, 15);
+}
+
+TEST_F(mm, map_populate_window)
+{
+	const uint64_t align = self->align;
+	char *win;
+	int fd2;
+
+	map_window(_metadata, self, 16);
+	ASSERT_EQ(0, munmap(self->win, align));
+	self->win = NULL;
+
+	win = mshare_window(self->fd, align, NULL, MAP_POPULATE);
+	ASSERT_NE(MAP_FAILED, win) TH_LOG("%s", strerror(errno));
+	self->win = win;
+	EXPECT_TRUE(IS_ALIGNED(win, align));
+	ASSERT_PATTERN(win, OBJ_SIZE, 16);
+
+	/* also with nothing mapped in the region */
+	fd2 = test_region(_metadata, &self->c, "empty", align);
+	win = mshare_window(fd2, align, NULL, MAP_POPULATE);
+	ASSERT_NE(MAP_FAILED, win) TH_LOG("%s", strerror(errno));
+	ASSERT_READ_SIGNAL(SIGSEGV, win);
+	munmap(win, align);
+	close(fd2);
+}
+
+TEST_HARNESS_MAIN

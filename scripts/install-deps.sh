@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Install what building and testing the mshare kernel needs on Debian 12
+# (`make deps`; .ci/run calls it too). Idempotent; needs root or sudo.
+set -euo pipefail
+
+packages=(
+	# the kernel source the series applies to
+	linux-source-6.12 xz-utils
+	# kernel build (kernel/scripts/build.sh, prepare-tree.sh, headers.sh)
+	build-essential bc bison flex libelf-dev libssl-dev pkg-config kmod
+	perl python3 rsync git ccache cpio gzip
+	# static libcap for the mm regression selftests (memfd_secret, mlock-random-test)
+	libcap-dev
+	# guest tests (mkinitramfs.sh, run-qemu.sh); libc6-dev (via
+	# build-essential) provides the static libc the test binaries link
+	qemu-system-x86 busybox-static file coreutils
+)
+
+sudo=
+if [ "$(id -u)" != 0 ]; then
+	command -v sudo >/dev/null || { echo "install-deps: run as root (or install sudo)" >&2; exit 1; }
+	sudo=sudo
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update
+$sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${packages[@]}"
