@@ -13,7 +13,7 @@ packages=(
 	libcap-dev
 	# guest tests (mkinitramfs.sh, run-qemu.sh); libc6-dev (via
 	# build-essential) provides the static libc the test binaries link
-	qemu-system-x86 busybox-static file coreutils
+	qemu-system-x86 busybox-static file coreutils e2fsprogs
 )
 
 sudo=

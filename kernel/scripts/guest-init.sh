@@ -38,6 +38,15 @@ mkdir -p /dev/hugepages /dev/shm /dev/pts
 mount -t hugetlbfs hugetlbfs /dev/hugepages || say "no hugetlbfs"
 mount -t tmpfs -o mode=1777 tmpfs /dev/shm
 mount -t devpts devpts /dev/pts 2>/dev/null || true
+# The host attaches a scratch ext4 disk: tests find it among the mounts.
+if [ -b /dev/vda ]; then
+	mkdir -p /mnt/scratch
+	if mount -t ext4 /dev/vda /mnt/scratch; then
+		chmod 1777 /mnt/scratch
+	else
+		say "cannot mount the scratch disk"
+	fi
+fi
 echo 64 >/proc/sys/vm/nr_hugepages 2>/dev/null || say "cannot reserve hugetlb pages"
 say "hugetlb pages: $(cat /proc/sys/vm/nr_hugepages 2>/dev/null)"
 

@@ -28,6 +28,15 @@ fi
 want=$(series_hash)
 have=$(cat "$tree/.mshare-series" 2>/dev/null || true)
 if [ "$want" != "$have" ]; then
+	# Files the old series touched and the new one leaves as they were keep
+	# their mtime, so that make rebuilds only what really changed.
+	stamps=$(mktemp)
+	trap 'rm -f "$stamps"' EXIT
+	git_q diff --name-only pristine HEAD 2>/dev/null | while read -r f; do
+		[ -f "$tree/$f" ] || continue
+		printf '%s %s %s\n' "$(git -C "$tree" hash-object "$f")" \
+			"$(stat -c %Y "$tree/$f")" "$f"
+	done >"$stamps"
 	rm -f "$tree/.mshare-series"
 	git_q am --abort >/dev/null 2>&1 || true
 	git_q reset -q --hard pristine
@@ -37,6 +46,11 @@ if [ "$want" != "$have" ]; then
 		n=$((n + 1))
 		git_q am -q --keep-cr "$p" || die "patch $(basename "$p") does not apply"
 	done
+	while read -r sum mtime f; do
+		[ -f "$tree/$f" ] || continue
+		[ "$(git -C "$tree" hash-object "$f")" = "$sum" ] || continue
+		touch -d "@$mtime" "$tree/$f"
+	done <"$stamps"
 	echo "$want" >"$tree/.mshare-series"
 	log "tree at pristine + $n patches"
 fi

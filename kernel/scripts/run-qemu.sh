@@ -82,12 +82,21 @@ if [ "${MSHARE_KVM:-0}" = 1 ]; then
 	fi
 fi
 
+# A scratch ext4 disk for the tests that need a real block filesystem
+# (O_DIRECT into windows, files on disk mapped into regions).
+command -v mkfs.ext4 >/dev/null || die "mkfs.ext4 missing (apt-get install e2fsprogs)"
+scratch=$(mktemp "${TMPDIR:-/tmp}/mshare-scratch.XXXXXX")
+trap 'rm -f "$scratch"' EXIT
+truncate -s 512M "$scratch"
+mkfs.ext4 -q -F "$scratch"
+
 log "booting $kernel (${accel[1]}, $smp CPUs, $mem, tests=$tests, timeout ${tmo}s); log: $logf"
 start=$(date +%s)
 rc=0
 # -nic none: no default NIC, so no option ROM is needed either.
 timeout -k 10 "$tmo" "$qemu" "${accel[@]}" -m "$mem" -smp "$smp" -nographic -no-reboot \
 	-nic none -kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
+	-drive "file=$scratch,if=virtio,format=raw,cache=unsafe" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null 2>&1 |
 	tee "$logf" || rc=${PIPESTATUS[0]}
 secs=$(($(date +%s) - start))

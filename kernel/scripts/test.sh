@@ -28,6 +28,10 @@ tree=$("$scripts/prepare-tree.sh")
 obj=$MSHARE_CACHE/selftests-build
 log "building selftests into $obj"
 make -C "$KERNEL_DIR/selftests" HEADERS="$hdr" KSRC="$tree" O="$obj" -j"${JOBS:-$(nproc)}" >&2
+# The tree's own mm selftests that must keep passing (the regression list),
+# run after the msharefs suites in the same boot.
+HEADERS="$hdr" "$KERNEL_DIR/selftests/mm-regress/build.sh" "$tree" "$obj" >&2
+cat "$obj/mshare.list" "$obj/mm-regress.list" >"$obj/all.list"
 [ -f "$obj/${MSHARE_TESTS:-all}.list" ] || die "selftests build left no $obj/${MSHARE_TESTS:-all}.list"
 
 initrd=$MSHARE_CACHE/initramfs.cpio.gz

@@ -228,13 +228,19 @@ static long memfree_kib(void)
 }
 
 /*
- * MemFree is polled: freed pages may sit on per-cpu lists for a while
- * (each stat_refresh decays them), and Shmem is logged for diagnosis.
+ * The object's pages are freed when the owner ends: Shmem, which counts
+ * exactly those pages, returns to where it was. MemFree is polled, as
+ * freed pages may sit on per-cpu lists for a while (each stat_refresh
+ * decays them); on the debug kernel the allocator's own bookkeeping
+ * (KASAN, kmemleak, per-cpu caches) keeps a few tens of MiB of what the
+ * test process and its children allocated, so it must give back at least
+ * three quarters of what populating the object took.
  */
 TEST_F_TIMEOUT(lifetime, memory_freed_after_owner_end, 280)
 {
 	const long size_kib = BIG_OBJ >> 10;
-	long before, populated, after = 0, shmem_before, shmem_after;
+	long before, populated, after = 0;
+	long shmem_before, shmem_populated, shmem_after;
 	double start, waited = 0;
 
 	before = memfree_kib();
@@ -242,27 +248,33 @@ TEST_F_TIMEOUT(lifetime, memory_freed_after_owner_end, 280)
 	ASSERT_LT(0, before);
 	start_owner(_metadata, self, BIG_OBJ, false);
 	populated = memfree_kib();
+	shmem_populated = meminfo_kib("Shmem");
 	TH_LOG("object of %ld KiB took %ld KiB of MemFree", size_kib,
 	       before - populated);
 	ASSERT_LE(size_kib / 2, before - populated)
 		TH_LOG("the object does not seem to be populated");
+	ASSERT_LE(size_kib / 2, shmem_populated - shmem_before)
+		TH_LOG("the object's pages are not in Shmem");
 
 	/* this process still has the region open and a window mapped */
 	end_owner(_metadata, self, variant);
 	start = now_s();
 	while (waited < 60) {
 		after = memfree_kib();
-		if (after >= before - size_kib / 10)
+		if (after - populated >= (before - populated) * 3 / 4)
 			break;
 		usleep(200 * 1000);
 		waited = now_s() - start;
 	}
 	shmem_after = meminfo_kib("Shmem");
-	ksft_print_msg("owner-numbers: end=%s object_kib=%ld memfree_before_kib=%ld memfree_populated_kib=%ld memfree_after_kib=%ld shmem_before_kib=%ld shmem_after_kib=%ld wait_s=%.1f\n",
+	ksft_print_msg("owner-numbers: end=%s object_kib=%ld memfree_before_kib=%ld memfree_populated_kib=%ld memfree_after_kib=%ld shmem_before_kib=%ld shmem_populated_kib=%ld shmem_after_kib=%ld wait_s=%.1f\n",
 		       variant->kill ? "sigkill" : "exit", size_kib, before,
-		       populated, after, shmem_before, shmem_after, waited);
-	ASSERT_LE(before - size_kib / 10, after)
-		TH_LOG("object memory not freed after the owner's end");
+		       populated, after, shmem_before, shmem_populated,
+		       shmem_after, waited);
+	ASSERT_LE(shmem_after, shmem_before + size_kib / 100)
+		TH_LOG("the object's pages were not freed after the owner's end");
+	ASSERT_LE((before - populated) * 3 / 4, after - populated)
+		TH_LOG("MemFree did not come back after the owner's end");
 	ASSERT_READ_SIGNAL(SIGSEGV, self->win + OBJ_ROFF);
 }
 

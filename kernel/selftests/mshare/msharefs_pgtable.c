@@ -2,12 +2,12 @@
 /*
  * Page tables are shared: 64 processes reading every page of a 1 GiB
  * object through windows add (almost) nothing to PageTables and take
- * (almost) no page faults. For comparison, 8 processes mapping a 1 GiB
+ * (almost) no page faults. For comparison, 4 processes mapping a 1 GiB
  * memfd the ordinary way each add about 2 MiB of page tables.
  *
  * Greppable results:
  *   # mshare-numbers: sharers=64 ... pagetables_kib=... minflt_max=...
- *   # memfd-numbers: procs=8 ... pagetables_kib_per_proc=...
+ *   # memfd-numbers: procs=4 ... pagetables_kib_per_proc=...
  */
 #include <fcntl.h>
 
@@ -15,7 +15,7 @@
 
 #define OBJ_SIZE		SZ_1G
 #define NR_SHARERS		64
-#define NR_MEMFD_PROCS		8
+#define NR_MEMFD_PROCS		4
 #define MAX_SHARER_FAULTS	4
 #define MAX_MSHARE_PT_KIB	1024		/* growth for all 64 */
 #define MIN_MEMFD_PT_KIB	1536		/* growth per process */

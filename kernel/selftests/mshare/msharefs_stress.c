@@ -262,7 +262,8 @@ static int forker(void)
 }
 
 /* A new object of a random kind in the slot, stamped with gen. */
-static void map_object(int fd, char *win, char *buf, int slot, uint64_t gen)
+/* Returns whether the object is hugetlb memory. */
+static bool map_object(int fd, char *win, char *buf, int slot, uint64_t gen)
 {
 	const uint64_t roff = slot_roff(slot);
 	uint64_t r = rnd();
@@ -290,11 +291,13 @@ static void map_object(int fd, char *win, char *buf, int slot, uint64_t gen)
 			*(volatile uint64_t *)(win + roff + page * SZ_4K) =
 				stamp(slot, page, gen);
 	COUNT(maps);
+	return kind == 4;
 }
 
 static int mapper(void)
 {
 	uint64_t st, gen, r, first, len;
+	bool huge[NR_SLOTS] = { false };
 	char *win, *buf;
 	int fd, slot;
 
@@ -317,11 +320,16 @@ static int mapper(void)
 			len = 1 + (r >> 32) % 16;
 			if (first + len > SLOT_PAGES)
 				len = SLOT_PAGES - first;
+			/* hugetlb mappings only split at huge page boundaries */
+			if (huge[slot]) {
+				first = 0;
+				len = SLOT_PAGES;
+			}
 			CHILD_CHECK(mshare_unmap(fd, slot_roff(slot) + first * SZ_4K,
 						 len * SZ_4K) == 0, "UNMAP: %m");
 		} else {
 			/* over a hole, a part, or a whole object (replacing it) */
-			map_object(fd, win, buf, slot, gen + 1);
+			huge[slot] = map_object(fd, win, buf, slot, gen + 1);
 			set_state(slot, gen + 1, MAPPED);
 		}
 		COUNT(unmaps);
