@@ -1,7 +1,7 @@
 # mshare: shared page tables for Linux (msharefs). Kernel work lives in
 # kernel/, its caches in $MSHARE_CACHE (default ~/.cache/mshare).
 
-.PHONY: all kernel kernel-release test deps clean
+.PHONY: all kernel kernel-release test demo deps clean
 
 all: kernel
 
@@ -14,8 +14,13 @@ kernel-release:
 
 # The test command: debug kernel, selftests, QEMU boot; ends on
 # "N passed, N failed".
-test:
+test: deps
 	kernel/scripts/test.sh
+
+# The main job: boot our kernel in QEMU and show page-table sharing against
+# plain shared memory.
+demo: deps
+	kernel/scripts/demo.sh
 
 deps:
 	scripts/install-deps.sh

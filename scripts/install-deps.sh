@@ -16,6 +16,19 @@ packages=(
 	qemu-system-x86 busybox-static file coreutils e2fsprogs
 )
 
+# Nothing to do when everything is there already (make test and make demo
+# call this every time).
+missing=()
+for p in "${packages[@]}"; do
+	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
+		missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "install-deps: all ${#packages[@]} packages are installed"
+	exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+
 sudo=
 if [ "$(id -u)" != 0 ]; then
 	command -v sudo >/dev/null || { echo "install-deps: run as root (or install sudo)" >&2; exit 1; }
