@@ -50,4 +50,7 @@ cp "$obj/arch/x86/boot/bzImage" "$obj/.config" "$obj/System.map" "$out.tmp/"
 cp "$obj/vmlinux" "$out.tmp/" 2>/dev/null || true
 echo "$(($(date +%s) - start))" >"$out.tmp/build-seconds"
 rm -rf "$out" && mv "$out.tmp" "$out"
+# Keep the three newest kernels of each variant.
+find "$MSHARE_CACHE/kernels" -mindepth 1 -maxdepth 1 -name "$variant-*" -printf '%T@ %p\n' |
+	sort -rn | tail -n +4 | cut -d' ' -f2- | xargs -r rm -rf
 echo "$out"

@@ -39,6 +39,7 @@ series_patches() {
 	[ "${MSHARE_SERIES:-full}" = none ] && return 0
 	[ -f "$series" ] || return 0
 	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$series" |
+		head -n "${MSHARE_SERIES_PREFIX:-1000000}" |
 		while read -r p; do echo "$KERNEL_DIR/patches/$p"; done
 }
 
