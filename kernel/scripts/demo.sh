@@ -42,7 +42,7 @@ Page tables for processes that each read every page of 1 GiB of shared memory
 | backing                 | processes | PageTables added | per process | page faults per process |
 |-------------------------|-----------|------------------|-------------|-------------------------|
 | mshare region           | $(printf '%9s' "$ms_n") | $(printf '%12s KiB' "$ms_pt") | $(printf '%7s KiB' "$((ms_pt / ms_n))") | $(printf '%23s' "$ms_flt") |
-| memfd MAP_SHARED        | $(printf '%9s' "$fd_n") | $(printf '%12s KiB' "$fd_pt") | $(printf '%7s KiB' "$fd_per") | $(printf '%23s' "populated") |
+| memfd MAP_SHARED        | $(printf '%9s' "$fd_n") | $(printf '%12s KiB' "$fd_pt") | $(printf '%7s KiB' "$fd_per") | $(printf '%23s' "$fd_flt (MAP_POPULATE)") |
 
 With plain shared memory every process pays about 2 MiB of page tables per
 GiB it maps; through an mshare region it pays nothing, and touching the whole
