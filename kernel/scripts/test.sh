@@ -5,7 +5,7 @@
 # is clean.
 #   MSHARE_TESTS=NAME       list to run (default all)
 #   MSHARE_TEST_TIMEOUT=S   per-test timeout in the guest (default 300)
-#   MSHARE_QEMU_TIMEOUT=S   whole boot (default 1200)
+#   MSHARE_QEMU_TIMEOUT=S   whole boot (default 2400)
 #   MSHARE_QEMU_MEM, MSHARE_QEMU_SMP   (default 4G, 2)
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -31,7 +31,13 @@ make -C "$KERNEL_DIR/selftests" HEADERS="$hdr" KSRC="$tree" O="$obj" -j"${JOBS:-
 # The tree's own mm selftests that must keep passing (the regression list),
 # run after the msharefs suites in the same boot.
 HEADERS="$hdr" "$KERNEL_DIR/selftests/mm-regress/build.sh" "$tree" "$obj" >&2
-cat "$obj/mshare.list" "$obj/mm-regress.list" >"$obj/all.list"
+# libmshare's end-to-end test of its wrappers, static, runs after the
+# kernel's own msharefs suites.
+make -C "$KERNEL_DIR/../libmshare" HEADERS="$hdr" guest-test >&2
+mkdir -p "$obj/libmshare"
+cp "$KERNEL_DIR/../libmshare/tests/guest_libmshare" "$obj/libmshare/"
+echo libmshare/guest_libmshare >"$obj/libmshare.list"
+cat "$obj/mshare.list" "$obj/libmshare.list" "$obj/mm-regress.list" >"$obj/all.list"
 [ -f "$obj/${MSHARE_TESTS:-all}.list" ] || die "selftests build left no $obj/${MSHARE_TESTS:-all}.list"
 
 initrd=$MSHARE_CACHE/initramfs.cpio.gz
@@ -39,7 +45,7 @@ initrd=$MSHARE_CACHE/initramfs.cpio.gz
 
 logf=$MSHARE_CACHE/logs/test-$(date +%Y%m%d-%H%M%S).log
 args=(--kernel "$kdir" --initrd "$initrd" --tests "${MSHARE_TESTS:-all}" --log "$logf"
-	--timeout "${MSHARE_QEMU_TIMEOUT:-1200}" --mem "${MSHARE_QEMU_MEM:-4G}"
+	--timeout "${MSHARE_QEMU_TIMEOUT:-2400}" --mem "${MSHARE_QEMU_MEM:-4G}"
 	--smp "${MSHARE_QEMU_SMP:-2}")
 [ -z "${MSHARE_TEST_TIMEOUT:-}" ] || args+=(--test-timeout "$MSHARE_TEST_TIMEOUT")
 "$scripts/run-qemu.sh" "${args[@]}" --no-check

@@ -12,6 +12,7 @@
 #define MSHARE_TEST_H
 
 #include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -151,6 +152,69 @@ static inline void test_map_fd(struct __test_metadata *_metadata, int fd,
 		TH_LOG("object fd %d at %#lx+%#lx: %s", objfd,
 		       (unsigned long)roff, (unsigned long)size,
 		       strerror(errno));
+}
+
+/* --- the mshare system calls ------------------------------------------ */
+
+/* A new region of mshare_create(O_CLOEXEC), sized when size != 0. */
+static inline int test_new_region(struct __test_metadata *_metadata,
+				  uint64_t size)
+{
+	int fd = mshare_new(size, O_CLOEXEC);
+
+	ASSERT_LE(0, fd)
+		TH_LOG("mshare_create of a region of %#lx bytes: %s%s",
+		       (unsigned long)size, strerror(errno),
+		       errno == ENOSYS ?
+		       " (kernel without the mshare system calls)" : "");
+	return fd;
+}
+
+/* mshare_attach() that must work; returns the window. */
+static inline char *test_attach(struct __test_metadata *_metadata, int fd,
+				uint64_t offset, uint64_t size,
+				unsigned int flags)
+{
+	char *win = sys_mshare_attach(fd, offset, size, NULL, flags);
+
+	ASSERT_NE(MAP_FAILED, win)
+		TH_LOG("mshare_attach(%d, %#lx, %#lx, flags %#x): %s", fd,
+		       (unsigned long)offset, (unsigned long)size, flags,
+		       strerror(errno));
+	return win;
+}
+
+static inline void test_sys_map_anon(struct __test_metadata *_metadata,
+				     int fd, uint64_t roff, uint64_t size,
+				     unsigned int extra_flags)
+{
+	ASSERT_EQ(0, sys_mshare_map_anon(fd, roff, size, extra_flags))
+		TH_LOG("mshare_map of an anonymous object at %#lx+%#lx: %s",
+		       (unsigned long)roff, (unsigned long)size,
+		       strerror(errno));
+}
+
+static inline void test_sys_map_fd(struct __test_metadata *_metadata,
+				   int fd, uint64_t roff, uint64_t size,
+				   int bfd, uint64_t boff)
+{
+	ASSERT_EQ(0, sys_mshare_map_obj(fd, roff, size, boff,
+					PROT_READ | PROT_WRITE, 0, bfd))
+		TH_LOG("mshare_map of fd %d+%#lx at %#lx+%#lx: %s", bfd,
+		       (unsigned long)boff, (unsigned long)roff,
+		       (unsigned long)size, strerror(errno));
+}
+
+/* The value of line "<key>:" of /proc/<pid>/fdinfo/<fd>, which must exist. */
+static inline long long test_fdinfo(struct __test_metadata *_metadata,
+				    pid_t pid, int fd, const char *key)
+{
+	long long val = -1;
+
+	ASSERT_EQ(0, fdinfo_get(pid, fd, key, &val))
+		TH_LOG("%s of fdinfo %d of pid %d: %s", key, fd,
+		       pid ? pid : getpid(), strerror(errno));
+	return val;
 }
 
 #endif /* MSHARE_TEST_H */

@@ -16,11 +16,33 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 
 #include "mshare_util.h"
+
+/* The x86-64 ("64" ABI) numbers, for headers that lack them. */
+#ifndef __NR_mshare_create
+#define __NR_mshare_create	600
+#endif
+#ifndef __NR_mshare_attach
+#define __NR_mshare_attach	601
+#endif
+#ifndef __NR_mshare_map
+#define __NR_mshare_map		602
+#endif
+#ifndef __NR_mshare_unmap
+#define __NR_mshare_unmap	603
+#endif
+#ifndef __NR_mshare_protect
+#define __NR_mshare_protect	604
+#endif
+#ifndef __NR_mshare_advise
+#define __NR_mshare_advise	605
+#endif
 
 /* --- msharefs -------------------------------------------------------- */
 
@@ -264,6 +286,120 @@ int mshare_unmap(int fd, uint64_t roff, uint64_t size)
 	struct mshare_unmap mu = { .region_offset = roff, .size = size };
 
 	return ioctl(fd, MSHAREFS_UNMAP, &mu);
+}
+
+/* --- mshare system calls ------------------------------------------------ */
+
+int sys_mshare_create(unsigned int flags)
+{
+	return syscall(__NR_mshare_create, flags);
+}
+
+void *sys_mshare_attach(int fd, int64_t offset, size_t size, void *addr,
+			unsigned int flags)
+{
+	long ret = syscall(__NR_mshare_attach, fd, offset, size, addr, flags);
+
+	return ret == -1 ? MAP_FAILED : (void *)ret;
+}
+
+int sys_mshare_map(int fd, const void *args, size_t size)
+{
+	return syscall(__NR_mshare_map, fd, args, size);
+}
+
+int sys_mshare_unmap(int fd, int64_t roff, size_t len)
+{
+	return syscall(__NR_mshare_unmap, fd, roff, len);
+}
+
+int sys_mshare_protect(int fd, int64_t roff, size_t len, unsigned int prot)
+{
+	return syscall(__NR_mshare_protect, fd, roff, len, prot);
+}
+
+int sys_mshare_advise(int fd, int64_t roff, size_t len, int advice)
+{
+	return syscall(__NR_mshare_advise, fd, roff, len, advice);
+}
+
+int sys_mshare_map_obj(int fd, uint64_t roff, uint64_t size, uint64_t boff,
+		       unsigned int prot, unsigned int flags, int bfd)
+{
+	struct mshare_map_args args = {
+		.region_offset = roff,
+		.size = size,
+		.backing_offset = boff,
+		.prot = prot,
+		.flags = flags,
+		.backing_fd = bfd,
+	};
+
+	return sys_mshare_map(fd, &args, sizeof(args));
+}
+
+int sys_mshare_map_anon(int fd, uint64_t roff, uint64_t size,
+			unsigned int extra_flags)
+{
+	return sys_mshare_map_obj(fd, roff, size, 0, PROT_READ | PROT_WRITE,
+				  MAP_ANONYMOUS | extra_flags, -1);
+}
+
+int mshare_new(uint64_t size, unsigned int flags)
+{
+	int fd, e;
+
+	fd = sys_mshare_create(flags);
+	if (fd < 0 || !size)
+		return fd;
+	if (ftruncate(fd, size) == 0)
+		return fd;
+	e = errno;
+	close(fd);
+	errno = e;
+	return -1;
+}
+
+int fd_reopen(int fd, int flags)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, flags | O_CLOEXEC);
+}
+
+int fdinfo_get(pid_t pid, int fd, const char *key, long long *val)
+{
+	size_t klen = strlen(key);
+	char path[64], *text, *line, *end;
+	int ret = -1, err = ENOENT;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	else
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	text = read_text(path, NULL);
+	if (!text)
+		return -1;
+	for (line = text; line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		if (strncmp(line, key, klen) || line[klen] != ':')
+			continue;
+		errno = 0;
+		*val = strtoll(line + klen + 1, &end, 10);
+		if (errno || end == line + klen + 1 ||
+		    (*end != '\n' && *end != '\0')) {
+			err = EPROTO;
+			break;
+		}
+		ret = 0;
+		break;
+	}
+	free(text);
+	if (ret)
+		errno = err;
+	return ret;
 }
 
 void *reserve_aligned(uint64_t size, uint64_t align)
@@ -872,6 +1008,74 @@ int msg_recv(int fd, void *buf, size_t len, int timeout_ms)
 	return 0;
 }
 
+int fd_send(int sock, int fd)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	char byte = 'F';
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm = CMSG_FIRSTHDR(&msg);
+	ssize_t n;
+
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_RIGHTS;
+	cm->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(cm), &fd, sizeof(int));
+	do {
+		n = sendmsg(sock, &msg, MSG_NOSIGNAL);
+	} while (n < 0 && errno == EINTR);
+	return n == 1 ? 0 : -1;
+}
+
+int fd_recv(int sock, int timeout_ms)
+{
+	char cbuf[CMSG_SPACE(sizeof(int))] = { 0 };
+	struct pollfd pfd = { .fd = sock, .events = POLLIN };
+	char byte;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr msg = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = cbuf,
+		.msg_controllen = sizeof(cbuf),
+	};
+	struct cmsghdr *cm;
+	ssize_t n;
+	int fd;
+
+	do {
+		n = poll(&pfd, 1, timeout_ms);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	if (n == 0) {
+		errno = ETIMEDOUT;
+		return -1;
+	}
+	do {
+		n = recvmsg(sock, &msg, MSG_CMSG_CLOEXEC);
+	} while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -1;
+	if (n == 0) {
+		errno = EPIPE;
+		return -1;
+	}
+	cm = CMSG_FIRSTHDR(&msg);
+	if (!cm || cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_RIGHTS ||
+	    cm->cmsg_len != CMSG_LEN(sizeof(int))) {
+		errno = EPROTO;
+		return -1;
+	}
+	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
+	return fd;
+}
+
 /* --- statistics --------------------------------------------------------- */
 
 void vmstat_refresh(void)
@@ -904,6 +1108,35 @@ long meminfo_kib(const char *key)
 	}
 	fclose(f);
 	return val;
+}
+
+long status_kib(const char *key)
+{
+	size_t klen = strlen(key);
+	char line[256];
+	long val = -1;
+	FILE *f;
+
+	f = fopen("/proc/self/status", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, key, klen) && line[klen] == ':') {
+			val = strtol(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	fclose(f);
+	return val;
+}
+
+long rss_slack_pages(void)
+{
+	long cpus = sysconf(_SC_NPROCESSORS_CONF);
+
+	if (cpus < 1)
+		cpus = 1;
+	return cpus * (cpus * 2 > 32 ? cpus * 2 : 32);
 }
 
 long minflt_self(void)

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Helpers shared by the msharefs selftests: mounting, test directories,
- * regions, windows, backing objects, data patterns, fault probing, child
- * processes and pipes, /proc/meminfo and getrusage readers.
+ * regions, windows, the mshare system calls, backing objects, data
+ * patterns, fault probing, child processes, pipes and descriptor passing,
+ * /proc (meminfo, status, fdinfo) and getrusage readers.
  *
  * Nothing here uses the kselftest harness macros (this file is compiled on
  * its own and linked into every test). Functions report failure the way
@@ -21,6 +22,28 @@
 #include <unistd.h>
 #include <linux/magic.h>
 #include <linux/msharefs.h>
+#if __has_include(<linux/mshare.h>)
+#include <linux/mshare.h>
+#endif
+
+/* Fallbacks for uapi headers older than the mshare system calls. */
+#ifndef MSHARE_ATTACH_RDONLY
+#define MSHARE_ATTACH_RDONLY	0x1
+#define MSHARE_ATTACH_EXEC	0x2
+#define MSHARE_ATTACH_FIXED	0x4
+#endif
+#ifndef MSHARE_MAP_ARGS_SIZE_VER0
+struct mshare_map_args {
+	__u64 region_offset;
+	__u64 size;
+	__u64 backing_offset;
+	__u32 prot;
+	__u32 flags;
+	__s32 backing_fd;
+	__u32 __reserved;
+};
+#define MSHARE_MAP_ARGS_SIZE_VER0	40
+#endif
 
 #define MSHARE_ROOT	"/sys/fs/mshare"
 #define MSHARE_INFO	MSHARE_ROOT "/mshare_info"
@@ -87,6 +110,37 @@ int mshare_map_anon(int fd, uint64_t roff, uint64_t size,
 int mshare_map_fd(int fd, uint64_t roff, uint64_t size, int objfd,
 		  uint64_t off);
 int mshare_unmap(int fd, uint64_t roff, uint64_t size);
+
+/* --- mshare system calls ------------------------------------------------ */
+
+/*
+ * Raw syscall(2) wrappers (__NR_mshare_* from the headers, else 600..605):
+ * -1 and errno on failure; sys_mshare_attach returns MAP_FAILED then.
+ * Offsets are signed, as loff_t is, so that negative ones can be tried.
+ */
+int sys_mshare_create(unsigned int flags);
+void *sys_mshare_attach(int fd, int64_t offset, size_t size, void *addr,
+			unsigned int flags);
+int sys_mshare_map(int fd, const void *args, size_t size);
+int sys_mshare_unmap(int fd, int64_t roff, size_t len);
+int sys_mshare_protect(int fd, int64_t roff, size_t len, unsigned int prot);
+int sys_mshare_advise(int fd, int64_t roff, size_t len, int advice);
+/* mshare_map() of a struct mshare_map_args made of the arguments. */
+int sys_mshare_map_obj(int fd, uint64_t roff, uint64_t size, uint64_t boff,
+		       unsigned int prot, unsigned int flags, int bfd);
+/* Read-write anonymous shared object; extra_flags e.g. MAP_POPULATE. */
+int sys_mshare_map_anon(int fd, uint64_t roff, uint64_t size,
+			unsigned int extra_flags);
+/* mshare_create(flags), then ftruncate(size) when size != 0. */
+int mshare_new(uint64_t size, unsigned int flags);
+/* open("/proc/self/fd/<fd>", flags | O_CLOEXEC): the same file again. */
+int fd_reopen(int fd, int flags);
+/*
+ * The decimal value of line "<key>:" of /proc/<pid>/fdinfo/<fd> (pid 0:
+ * self). -1 with ENOENT if there is no such line, EPROTO if it is not a
+ * number.
+ */
+int fdinfo_get(pid_t pid, int fd, const char *key, long long *val);
 
 /*
  * Reserve size bytes of address space at an align-aligned address (a
@@ -208,12 +262,28 @@ void gate_fini(struct gate *g);
 int msg_send(int fd, const void *buf, size_t len);
 int msg_recv(int fd, void *buf, size_t len, int timeout_ms);
 
+/*
+ * Pass a descriptor over a unix socket (SCM_RIGHTS). fd_recv returns the
+ * new descriptor (O_CLOEXEC) or -1 (ETIMEDOUT, EPIPE on EOF, EPROTO if
+ * the message carried no descriptor).
+ */
+int fd_send(int sock, int fd);
+int fd_recv(int sock, int timeout_ms);
+
 /* --- statistics --------------------------------------------------------- */
 
 /* Fold the per-cpu vmstat counters so that /proc/meminfo is exact. */
 void vmstat_refresh(void);
 /* A /proc/meminfo field in kB ("MemFree", "PageTables"), or -1. */
 long meminfo_kib(const char *key);
+/* A field of /proc/self/status in kB ("VmPTE", "VmRSS"), or -1. */
+long status_kib(const char *key);
+/*
+ * How many pages a reading of get_mm_rss() (smaps' Rss and MshareRss,
+ * fdinfo's mshare-rss) may lag behind: the counters are per-cpu and are
+ * folded in batches of max(32, 2 * CPUs) per CPU.
+ */
+long rss_slack_pages(void);
 long minflt_self(void);
 double now_s(void);
 uint64_t rnd_next(uint64_t *state);

@@ -176,7 +176,6 @@ TEST_F(map, bad_flags)
 		ANON_FLAGS | MAP_GROWSDOWN,
 		ANON_FLAGS | MAP_LOCKED,
 		ANON_FLAGS | MAP_STACK,
-		ANON_FLAGS | MAP_FIXED_NOREPLACE,
 		ANON_FLAGS | MAP_SYNC,
 		ANON_FLAGS | MAP_32BIT,
 		ANON_FLAGS | MAP_UNINITIALIZED,
@@ -206,6 +205,13 @@ TEST_F(map, bad_flags)
 	ASSERT_EQ(0, create(self->fd, TRY, SZ_64K, 0, RW, ANON_FLAGS, -1, 0));
 	ASSERT_EQ(0, create(self->fd, TRY + SZ_1M, SZ_64K, 0, RW, SHARED_FIXED,
 			    self->memfd, 0));
+
+	/* MAP_FIXED_NOREPLACE maps into a hole and refuses to replace. */
+	EXPECT_ERRNO(EEXIST, create(self->fd, TRY, SZ_64K, 0, RW,
+				    ANON_FLAGS | MAP_FIXED_NOREPLACE, -1, 0));
+	ASSERT_EQ(0, create(self->fd, TRY + 2 * SZ_1M, SZ_64K, 0, RW,
+			    MAP_SHARED | MAP_FIXED_NOREPLACE | MAP_ANONYMOUS,
+			    -1, 0));
 }
 
 TEST_F(map, reserved_not_zero)

@@ -1,0 +1,568 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What a region made by mshare_create() shows of itself: the smaps entry
+ * of a window (Size is the window's size, VmFlags has "sp", which no
+ * other mapping has, MshareRss and MshareTables lines that
+ * grow when the region is populated, the same in every window and every
+ * process, and matching fdinfo's mshare-rss and mshare-pgtables), and
+ * memory cgroup charging: the region's pages and page tables are charged
+ * to the owner's cgroup, not to the cgroup of a sharer, even when the
+ * sharer faults every page in.
+ */
+#include <dirent.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+
+#include "mshare_test.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC	0x63677270
+#endif
+
+#define OBJ_ROFF	SZ_1G
+#define SMAPS_OBJ	(4 * SZ_1M)
+#define CG_ROOT		"/sys/fs/cgroup"
+#define CG_PREFIX	"mshare-test-"
+#define MEMCG_OBJ	(32 * SZ_1M)
+#define STEP_TIMEOUT_MS	(100 * 1000)
+
+FIXTURE(visibility) {
+	struct mshare_ctx c;
+	uint64_t align;
+	size_t page;
+	char cg_owner[PATH_MAX];	/* made by the test, or "" */
+	char cg_sharer[PATH_MAX];
+	bool memory_enabled;		/* +memory written to the root */
+};
+
+FIXTURE_SETUP(visibility)
+{
+	mshare_test_setup(_metadata, &self->c, "visibility");
+	self->align = self->c.align;
+	self->page = self->c.page;
+}
+
+/* Move what is left in cgroup cg to the root, then remove it. */
+static void cg_remove(const char *cg)
+{
+	char path[PATH_MAX + 32], *procs, *p, *end;
+	double start;
+	long pid;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	procs = read_text(path, NULL);
+	for (p = procs; p && *p; p = end) {
+		pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		fd = open(CG_ROOT "/cgroup.procs", O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			dprintf(fd, "%ld\n", pid);
+			close(fd);
+		}
+	}
+	free(procs);
+	start = now_s();
+	while (rmdir(cg) && errno == EBUSY && now_s() - start < 5)
+		usleep(50 * 1000);
+}
+
+FIXTURE_TEARDOWN(visibility)
+{
+	int fd;
+
+	child_kill_all();
+	if (self->cg_owner[0])
+		cg_remove(self->cg_owner);
+	if (self->cg_sharer[0])
+		cg_remove(self->cg_sharer);
+	if (self->memory_enabled) {
+		fd = open(CG_ROOT "/cgroup.subtree_control",
+			  O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			/* best effort: other cgroups may use it by now */
+			if (write(fd, "-memory", 7) < 0)
+				fprintf(stderr, "# leaving +memory in %s: %s\n",
+					CG_ROOT, strerror(errno));
+			close(fd);
+		}
+	}
+	mshare_ctx_fini(&self->c);
+}
+
+/* --- smaps ------------------------------------------------------------- */
+
+/*
+ * The smaps entry of the VMA that starts at start, from its header line
+ * to the end of its VmFlags line (the last one), malloc()ed; NULL if none.
+ */
+static char *smaps_entry(const void *start)
+{
+	char *all = read_text("/proc/self/smaps", NULL), *b, *e, *ret;
+	char want[40];
+	size_t wlen;
+
+	if (!all)
+		return NULL;
+	wlen = snprintf(want, sizeof(want), "%lx-", (unsigned long)start);
+	for (b = all; b; b = strchr(b, '\n')) {
+		if (*b == '\n')
+			b++;
+		if (!strncmp(b, want, wlen))
+			break;
+	}
+	ret = NULL;
+	e = b ? strstr(b, "\nVmFlags:") : NULL;
+	if (e) {
+		e = strchr(e + 1, '\n') ?: e + strlen(e);
+		ret = strndup(b, e - b);
+	}
+	free(all);
+	return ret;
+}
+
+/* The value of "<key>:" in an smaps entry (in kB), or -1 if missing. */
+static long smaps_kib(const char *entry, const char *key)
+{
+	char want[64];
+	const char *p;
+
+	snprintf(want, sizeof(want), "\n%s:", key);
+	p = strstr(entry, want);
+	return p ? strtol(p + strlen(want), NULL, 10) : -1;
+}
+
+/* How many times flag is among the VmFlags of an smaps entry. */
+static int vmflags_count(const char *entry, const char *flag)
+{
+	const char *p = strstr(entry, "\nVmFlags:");
+	size_t flen = strlen(flag);
+	int n = 0;
+
+	if (!p)
+		return -1;
+	for (p += strlen("\nVmFlags:"); *p && *p != '\n'; p++) {
+		if (*p == ' ')
+			continue;
+		if (!strncmp(p, flag, flen) &&
+		    (p[flen] == ' ' || p[flen] == '\n' || !p[flen]))
+			n++;
+		while (p[1] && p[1] != ' ' && p[1] != '\n')
+			p++;
+	}
+	return n;
+}
+
+static const char *vmflags_line(const char *entry)
+{
+	const char *p = strstr(entry, "\nVmFlags:");
+
+	return p ? p + 1 : "(none)";
+}
+
+static char *test_smaps(struct __test_metadata *_metadata, const void *start)
+{
+	char *entry = smaps_entry(start);
+
+	ASSERT_NE(NULL, entry) TH_LOG("no smaps entry at %p", start);
+	return entry;
+}
+
+/* A child attaches read-only and finds rss_kib as its MshareRss. */
+static int child_smaps(int fd, uint64_t align, long rss_kib)
+{
+	char *w, *entry;
+	long kib;
+
+	w = sys_mshare_attach(fd, 0, align, NULL, MSHARE_ATTACH_RDONLY);
+	CHILD_CHECK(w != MAP_FAILED, "attach: %m");
+	entry = smaps_entry(w);
+	CHILD_CHECK(entry, "no smaps entry");
+	CHILD_CHECK(smaps_kib(entry, "Size") == (long)(align >> 10), "Size");
+	kib = smaps_kib(entry, "MshareRss");
+	CHILD_CHECK(kib == rss_kib, "MshareRss %ld kB, the owner's %ld kB", kib,
+		    rss_kib);
+	free(entry);
+	return 0;
+}
+
+TEST_F(visibility, smaps_of_windows)
+{
+	const uint64_t a = self->align;
+	const long obj_kib = SMAPS_OBJ >> 10;
+	const long slack_kib = rss_slack_pages() * (self->page >> 10);
+	char *w, *part, *m, *ew, *ep, *em;
+	long rss0, rss1, tables1;
+	int fd, memfd, ms_w, ms_m;
+	pid_t pid;
+
+	fd = test_new_region(_metadata, 2 * a);
+	test_sys_map_anon(_metadata, fd, OBJ_ROFF, SMAPS_OBJ, 0);
+	w = test_attach(_metadata, fd, 0, 0, 0);
+	part = test_attach(_metadata, fd, a, a, 0);
+	memfd = ASSERT_SYS(memfd_sized(SZ_64K));
+	m = mmap(NULL, SZ_64K, PROT_READ | PROT_WRITE, MAP_SHARED, memfd, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	*(volatile char *)m = 1;
+
+	ew = test_smaps(_metadata, w);
+	ep = test_smaps(_metadata, part);
+	em = test_smaps(_metadata, m);
+	ASSERT_EQ((long)(2 * a >> 10), smaps_kib(ew, "Size"));
+	ASSERT_EQ((long)(a >> 10), smaps_kib(ep, "Size"));
+
+	/* "sp" (VM_MSHARE) for windows only */
+	ms_w = vmflags_count(ew, "sp");
+	ms_m = vmflags_count(em, "sp");
+	TH_LOG("window %s", vmflags_line(ew));
+	TH_LOG("memfd  %s", vmflags_line(em));
+	ASSERT_EQ(1, ms_w) TH_LOG("no \"sp\" in the window's VmFlags");
+	ASSERT_EQ(0, ms_m) TH_LOG("\"sp\" in a MAP_SHARED mapping's VmFlags");
+	ASSERT_EQ(1, vmflags_count(ep, "sp"));
+
+	/* the region's lines, in windows only */
+	rss0 = smaps_kib(ew, "MshareRss");
+	ASSERT_LE(0, rss0) TH_LOG("no MshareRss line");
+	ASSERT_LE(0, smaps_kib(ew, "MshareTables"))
+		TH_LOG("no MshareTables line");
+	ASSERT_EQ(rss0, smaps_kib(ep, "MshareRss"));
+	ASSERT_EQ(-1, smaps_kib(em, "MshareRss"));
+	ASSERT_EQ(-1, smaps_kib(em, "MshareTables"));
+	free(ew);
+	free(ep);
+	free(em);
+
+	/* populate through the window: the region's numbers grow */
+	memset(w + OBJ_ROFF, 0x5a, SMAPS_OBJ);
+	ew = test_smaps(_metadata, w);
+	ep = test_smaps(_metadata, part);
+	rss1 = smaps_kib(ew, "MshareRss");
+	tables1 = smaps_kib(ew, "MshareTables");
+	TH_LOG("MshareRss %ld -> %ld kB, MshareTables %ld kB", rss0, rss1,
+	       tables1);
+	ASSERT_LE(rss0 + obj_kib - 2 * slack_kib, rss1);
+	ASSERT_LT(0, tables1);
+	/* the same numbers in every window, and in fdinfo */
+	ASSERT_EQ(rss1, smaps_kib(ep, "MshareRss"));
+	ASSERT_EQ(tables1, smaps_kib(ep, "MshareTables"));
+	ASSERT_EQ(rss1, test_fdinfo(_metadata, 0, fd, "mshare-rss") *
+			(long long)(self->page >> 10));
+	ASSERT_EQ(tables1,
+		  test_fdinfo(_metadata, 0, fd, "mshare-pgtables") >> 10);
+	free(ew);
+	free(ep);
+
+	/* and in another process */
+	pid = ASSERT_SYS(child_fork());
+	if (pid == 0)
+		_exit(child_smaps(fd, a, rss1));
+	ASSERT_CHILD_OK(pid);
+
+	munmap(m, SZ_64K);
+	munmap(part, a);
+	munmap(w, 2 * a);
+	close(memfd);
+	close(fd);
+}
+
+TEST_F(visibility, fdinfo_pgtables_after_populate)
+{
+	const uint64_t size = 4 * SZ_1M;
+	long long pg0, pg1, rss0, rss1;
+	int fd;
+
+	fd = test_new_region(_metadata, self->align);
+	test_sys_map_anon(_metadata, fd, OBJ_ROFF, size, 0);
+	/* PTE-mapped for sure (EINVAL only without THP: PTE-mapped anyway) */
+	sys_mshare_advise(fd, OBJ_ROFF, size, MADV_NOHUGEPAGE);
+	pg0 = test_fdinfo(_metadata, 0, fd, "mshare-pgtables");
+	rss0 = test_fdinfo(_metadata, 0, fd, "mshare-rss");
+	ASSERT_EQ(0, sys_mshare_advise(fd, OBJ_ROFF, size, MADV_POPULATE_WRITE))
+		TH_LOG("MADV_POPULATE_WRITE: %s", strerror(errno));
+	pg1 = test_fdinfo(_metadata, 0, fd, "mshare-pgtables");
+	rss1 = test_fdinfo(_metadata, 0, fd, "mshare-rss");
+	TH_LOG("mshare-pgtables %lld -> %lld, mshare-rss %lld -> %lld", pg0,
+	       pg1, rss0, rss1);
+	ASSERT_LT(0, pg1);
+	/* at least the two PTE tables of 4 MiB */
+	ASSERT_LE(pg0 + 2 * (long long)self->page, pg1);
+	ASSERT_LE(rss0 + (long long)(size / self->page) - 2 * rss_slack_pages(),
+		  rss1);
+	close(fd);
+}
+
+/* --- memory cgroups ---------------------------------------------------- */
+
+static int cg_write(const char *cg, const char *file, const char *val)
+{
+	char path[PATH_MAX + 64];
+	ssize_t n;
+	int fd, e;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	e = errno;
+	close(fd);
+	errno = e;
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+/* Whether word is one of the words of file cg/file. */
+static bool cg_has_word(const char *cg, const char *file, const char *word)
+{
+	char path[PATH_MAX + 64], *text, *tok, *save;
+	bool found = false;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	text = read_text(path, NULL);
+	if (!text)
+		return false;
+	for (tok = strtok_r(text, " \n", &save); tok && !found;
+	     tok = strtok_r(NULL, " \n", &save))
+		found = !strcmp(tok, word);
+	free(text);
+	return found;
+}
+
+static long long cg_current(const char *cg)
+{
+	char path[PATH_MAX + 64], *text;
+	long long v;
+
+	snprintf(path, sizeof(path), "%s/memory.current", cg);
+	text = read_text(path, NULL);
+	if (!text)
+		return -1;
+	v = strtoll(text, NULL, 10);
+	free(text);
+	return v;
+}
+
+/* A line "<key> <bytes>" of cg/memory.stat, or -1. */
+static long long cg_stat(const char *cg, const char *key)
+{
+	char path[PATH_MAX + 64], *text, *line;
+	size_t klen = strlen(key);
+	long long v = -1;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", cg);
+	text = read_text(path, NULL);
+	if (!text)
+		return -1;
+	for (line = text; line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		if (!strncmp(line, key, klen) && line[klen] == ' ') {
+			v = strtoll(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	free(text);
+	return v;
+}
+
+struct cg_numbers {
+	long long current, shmem, pagetables;
+};
+
+static void cg_measure(struct __test_metadata *_metadata, const char *cg,
+		       struct cg_numbers *n)
+{
+	n->current = cg_current(cg);
+	n->shmem = cg_stat(cg, "shmem");
+	n->pagetables = cg_stat(cg, "pagetables");
+	ASSERT_LE(0, n->current) TH_LOG("%s/memory.current", cg);
+	ASSERT_LE(0, n->shmem) TH_LOG("no shmem in %s/memory.stat", cg);
+	ASSERT_LE(0, n->pagetables)
+		TH_LOG("no pagetables in %s/memory.stat", cg);
+}
+
+/* Remove empty cgroups left over by earlier runs that were killed. */
+static void cg_remove_stale(void)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(CG_ROOT);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, CG_PREFIX, strlen(CG_PREFIX)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", CG_ROOT, de->d_name);
+		rmdir(path);
+	}
+	closedir(d);
+}
+
+static int join_cgroup(const char *cg)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	return cg_write(cg, "cgroup.procs", pid);
+}
+
+/*
+ * The owner: in its cgroup, makes the region with a MEMCG_OBJ anonymous
+ * object, not populated, and hands the fd to the sharer.
+ */
+static int child_owner(const char *cg, uint64_t align, int sock,
+		       int ready_fd, struct gate *done)
+{
+	char ok = 'O';
+	int fd;
+
+	gate_child(done);
+	CHILD_CHECK(join_cgroup(cg) == 0, "join %s: %m", cg);
+	fd = mshare_new(align, O_CLOEXEC);
+	CHILD_CHECK(fd >= 0, "mshare_create: %m");
+	CHILD_CHECK(sys_mshare_map_anon(fd, OBJ_ROFF, MEMCG_OBJ, 0) == 0,
+		    "mshare_map: %m");
+	/* one PTE table per 2 MiB for sure */
+	CHILD_CHECK(sys_mshare_advise(fd, OBJ_ROFF, MEMCG_OBJ,
+				      MADV_NOHUGEPAGE) == 0 || errno == EINVAL,
+		    "MADV_NOHUGEPAGE: %m");
+	CHILD_CHECK(fd_send(sock, fd) == 0, "fd_send: %m");
+	CHILD_CHECK(msg_send(ready_fd, &ok, 1) == 0, "%m");
+	CHILD_CHECK(gate_wait(done) == 0, "%m");
+	return 0;
+}
+
+/* The sharer: in its cgroup, attaches, then touches every page on go. */
+static int child_sharer(const char *cg, int sock, int ready_fd,
+			struct gate *go, struct gate *done)
+{
+	char *w, ok = 'A';
+	size_t off;
+	int fd;
+
+	gate_child(go);
+	gate_child(done);
+	CHILD_CHECK(join_cgroup(cg) == 0, "join %s: %m", cg);
+	fd = fd_recv(sock, STEP_TIMEOUT_MS);
+	CHILD_CHECK(fd >= 0, "fd_recv: %m");
+	w = sys_mshare_attach(fd, 0, 0, NULL, 0);
+	CHILD_CHECK(w != MAP_FAILED, "attach: %m");
+	CHILD_CHECK(msg_send(ready_fd, &ok, 1) == 0, "%m");
+	CHILD_CHECK(gate_wait(go) == 0, "%m");
+	for (off = 0; off < MEMCG_OBJ; off += SZ_4K)
+		((volatile char *)w)[OBJ_ROFF + off] = 1;
+	ok = 'T';
+	CHILD_CHECK(msg_send(ready_fd, &ok, 1) == 0, "%m");
+	CHILD_CHECK(gate_wait(done) == 0, "%m");
+	return 0;
+}
+
+/* /proc/<pid>/cgroup is "0::/<name of cg>". */
+static void assert_in_cgroup(struct __test_metadata *_metadata, pid_t pid,
+			     const char *cg)
+{
+	char path[64], want[PATH_MAX + 8], *text;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	snprintf(want, sizeof(want), "0::%s\n", cg + strlen(CG_ROOT));
+	text = read_text(path, NULL);
+	ASSERT_NE(NULL, text);
+	EXPECT_NE(NULL, strstr(text, want))
+		TH_LOG("pid %d is in %s, not %s", pid, text, cg);
+	free(text);
+}
+
+TEST_F(visibility, memcg_charges_owner_not_sharer)
+{
+	const long long obj = MEMCG_OBJ;
+	struct cg_numbers o0, o1, s0, s1;
+	int sv[2], oready[2], sready[2];
+	struct gate go, done;
+	pid_t owner, sharer;
+	struct statfs sfs;
+	char c;
+
+	if (statfs(CG_ROOT, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC)
+		SKIP(return, "%s is not a cgroup2 mount", CG_ROOT);
+	if (!cg_has_word(CG_ROOT, "cgroup.controllers", "memory"))
+		SKIP(return, "no memory controller in %s/cgroup.controllers",
+		     CG_ROOT);
+	if (!cg_has_word(CG_ROOT, "cgroup.subtree_control", "memory")) {
+		ASSERT_EQ(0, cg_write(CG_ROOT, "cgroup.subtree_control",
+				      "+memory"))
+			TH_LOG("enabling the memory controller: %s",
+			       strerror(errno));
+		self->memory_enabled = true;
+	}
+	cg_remove_stale();
+	snprintf(self->cg_owner, sizeof(self->cg_owner), "%s/%sowner.%d",
+		 CG_ROOT, CG_PREFIX, getpid());
+	ASSERT_EQ(0, mkdir(self->cg_owner, 0755))
+		TH_LOG("mkdir %s: %s", self->cg_owner, strerror(errno));
+	snprintf(self->cg_sharer, sizeof(self->cg_sharer), "%s/%ssharer.%d",
+		 CG_ROOT, CG_PREFIX, getpid());
+	ASSERT_EQ(0, mkdir(self->cg_sharer, 0755))
+		TH_LOG("mkdir %s: %s", self->cg_sharer, strerror(errno));
+
+	ASSERT_EQ(0, gate_init(&go));
+	ASSERT_EQ(0, gate_init(&done));
+	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
+	ASSERT_EQ(0, pipe2(oready, O_CLOEXEC));
+	ASSERT_EQ(0, pipe2(sready, O_CLOEXEC));
+	sharer = ASSERT_SYS(child_fork());
+	if (sharer == 0)
+		_exit(child_sharer(self->cg_sharer, sv[1], sready[1], &go,
+				   &done));
+	owner = ASSERT_SYS(child_fork());
+	if (owner == 0) {
+		gate_child(&go);
+		_exit(child_owner(self->cg_owner, self->align, sv[0],
+				  oready[1], &done));
+	}
+	close(oready[1]);
+	close(sready[1]);
+	ASSERT_EQ(0, msg_recv(oready[0], &c, 1, STEP_TIMEOUT_MS))
+		TH_LOG("owner: %s", strerror(errno));
+	ASSERT_EQ(0, msg_recv(sready[0], &c, 1, STEP_TIMEOUT_MS))
+		TH_LOG("sharer: %s", strerror(errno));
+	assert_in_cgroup(_metadata, owner, self->cg_owner);
+	assert_in_cgroup(_metadata, sharer, self->cg_sharer);
+
+	cg_measure(_metadata, self->cg_owner, &o0);
+	cg_measure(_metadata, self->cg_sharer, &s0);
+	gate_open(&go);
+	ASSERT_EQ(0, msg_recv(sready[0], &c, 1, STEP_TIMEOUT_MS))
+		TH_LOG("sharer touching: %s", strerror(errno));
+	cg_measure(_metadata, self->cg_owner, &o1);
+	cg_measure(_metadata, self->cg_sharer, &s1);
+	ksft_print_msg("memcg-numbers: object_kib=%lld owner_current_kib=%lld owner_shmem_kib=%lld owner_pagetables_kib=%lld sharer_current_kib=%lld sharer_shmem_kib=%lld sharer_pagetables_kib=%lld (growth)\n",
+		       obj >> 10, (o1.current - o0.current) >> 10,
+		       (o1.shmem - o0.shmem) >> 10,
+		       (o1.pagetables - o0.pagetables) >> 10,
+		       (s1.current - s0.current) >> 10,
+		       (s1.shmem - s0.shmem) >> 10,
+		       (s1.pagetables - s0.pagetables) >> 10);
+
+	/* the sharer faulted the pages in; the owner pays */
+	EXPECT_LE(obj * 7 / 8, o1.current - o0.current);
+	EXPECT_LE(obj * 7 / 8, o1.shmem - o0.shmem);
+	EXPECT_GT(obj / 8, s1.current - s0.current);
+	EXPECT_GT(obj / 8, s1.shmem - s0.shmem);
+	/* 16 PTE tables for 32 MiB, in the region, charged to the owner */
+	EXPECT_LE(16 * SZ_4K, o1.pagetables - o0.pagetables);
+	EXPECT_GT(4 * SZ_4K, s1.pagetables - s0.pagetables);
+
+	gate_open(&done);
+	ASSERT_CHILD_OK(owner);
+	ASSERT_CHILD_OK(sharer);
+	gate_fini(&go);
+	gate_fini(&done);
+	close(sv[0]);
+	close(sv[1]);
+	close(oready[0]);
+	close(sready[0]);
+}
+
+TEST_HARNESS_MAIN

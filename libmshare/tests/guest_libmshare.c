@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * In-guest test of libmshare: every call once, end to end, on a kernel with
+ * the mshare system calls. Static; run it inside the guest only (on any
+ * other kernel the calls fail with ENOSYS).
+ *
+ * TAP: "1..N", then one "ok N - ..." or "not ok N - ..." per step, then a
+ * summary line. Exit status 0 if every step passed, 1 otherwise. A step
+ * that later steps depend on ends the run ("Bail out!") when it fails.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <mshare.h>
+
+#ifndef MADV_POPULATE_WRITE
+# define MADV_POPULATE_WRITE	23
+#endif
+
+#define PLAN		15
+#define OBJECT_SIZE	(2UL << 20)	/* the anonymous object: 2 MiB */
+
+static unsigned int step, failed;
+
+static bool report(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	step++;
+	if (!ok)
+		failed++;
+	printf("%sok %u - ", ok ? "" : "not ", step);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+	return ok;
+}
+
+/* A diagnostic line: TAP ignores it. */
+static void diag(const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", stdout);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void diag_errno(const char *call, int err)
+{
+	diag("%s: %s (%s)", call, strerrorname_np(err) ?: "?", strerror(err));
+	if (err == ENOSYS)
+		diag("this kernel has no mshare system calls");
+}
+
+static void __attribute__((noreturn)) bail_out(const char *why)
+{
+	printf("Bail out! %s\n", why);
+	printf("%u passed, %u failed\n", step - failed, failed);
+	exit(1);
+}
+
+static unsigned char pattern(size_t i)
+{
+	return (unsigned char)(i * 31 + (i >> 12));
+}
+
+/*
+ * Touch one byte of the window in a child, which inherits the window:
+ * its fate, SIGSEGV or a clean exit, tells whether the access was allowed.
+ * Returns the signal that killed the child, 0 if it exited with status 0,
+ * -1 otherwise.
+ */
+static int child_access(volatile unsigned char *p, bool write)
+{
+	struct rlimit no_core = { 0, 0 };
+	int status;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		diag_errno("fork", errno);
+		return -1;
+	}
+	if (pid == 0) {
+		setrlimit(RLIMIT_CORE, &no_core);
+		if (write)
+			*p = 0x5a;
+		else
+			(void)*p;
+		_exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid) {
+		diag_errno("waitpid", errno);
+		return -1;
+	}
+	if (WIFSIGNALED(status))
+		return WTERMSIG(status);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/* Whether the first len bytes of p hold pattern(). */
+static bool check_pattern(const volatile unsigned char *p, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		unsigned char want = pattern(i);
+
+		if (p[i] != want) {
+			diag("byte %zu is 0x%02x, not 0x%02x", i, p[i], want);
+			return false;
+		}
+	}
+	return true;
+}
+
+int main(void)
+{
+	const long page = sysconf(_SC_PAGESIZE);
+	struct mshare_fdinfo info;
+	unsigned char *win, *rwin;
+	long align;
+	int fd, rfd, r, sig, err;
+	uint64_t rss;
+	bool ok;
+
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("1..%d\n", PLAN);
+
+	/* 1: mshare_create */
+	fd = mshare_create(O_CLOEXEC);
+	if (fd < 0)
+		diag_errno("mshare_create", errno);
+	if (!report(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC) &&
+		    (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR,
+		    "mshare_create(O_CLOEXEC) gives a close-on-exec read-write descriptor"))
+		bail_out("no region");
+
+	/* 2: mshare_alignment */
+	align = mshare_alignment(fd);
+	if (align < 0)
+		diag_errno("mshare_alignment", errno);
+	else
+		diag("sharing alignment: %ld bytes", align);
+	if (!report(align > 0 && !(align & (align - 1)) && align % page == 0 &&
+		    (unsigned long)align >= OBJECT_SIZE,
+		    "mshare_alignment() is a power of two, a multiple of the page size"))
+		bail_out("no alignment");
+
+	/* 3: sizing */
+	r = ftruncate(fd, align);
+	if (r)
+		diag_errno("ftruncate", errno);
+	if (!report(r == 0, "ftruncate() sizes the region to the alignment"))
+		bail_out("unsized region");
+
+	/* 4: mshare_map_object (mshare_map) */
+	r = mshare_map_object(fd, 0, OBJECT_SIZE, PROT_READ | PROT_WRITE,
+			      MAP_ANONYMOUS, -1, 0);
+	if (r)
+		diag_errno("mshare_map_object", errno);
+	if (!report(r == 0, "mshare_map_object() maps 2 MiB of anonymous shared memory at offset 0"))
+		bail_out("nothing mapped in the region");
+
+	/* 5: mshare_attach */
+	win = mshare_attach(fd, 0, 0, NULL, 0);
+	if (win == MAP_FAILED)
+		diag_errno("mshare_attach", errno);
+	if (!report(win != MAP_FAILED && !((uintptr_t)win & (align - 1)),
+		    "mshare_attach() maps a read-write window at an aligned address"))
+		bail_out("no window");
+
+	/* 6: data through the window */
+	for (size_t i = 0; i < OBJECT_SIZE; i++)
+		win[i] = pattern(i);
+	report(check_pattern(win, OBJECT_SIZE),
+	       "what is written through the window reads back");
+
+	/* 7: mshare_protect to read-only */
+	r = mshare_protect(fd, 0, OBJECT_SIZE, PROT_READ);
+	if (r)
+		diag_errno("mshare_protect(PROT_READ)", errno);
+	sig = r ? -1 : child_access(win, true);
+	ok = r == 0 && sig == SIGSEGV && child_access(win, false) == 0 &&
+	     check_pattern(win, OBJECT_SIZE);
+	if (r == 0 && sig != SIGSEGV)
+		diag("a write after mshare_protect(PROT_READ) gave %d, not SIGSEGV",
+		     sig);
+	report(ok, "mshare_protect(PROT_READ): writes fault with SIGSEGV, reads work");
+
+	/* 8: and back to read-write */
+	r = mshare_protect(fd, 0, OBJECT_SIZE, PROT_READ | PROT_WRITE);
+	if (r)
+		diag_errno("mshare_protect(PROT_READ | PROT_WRITE)", errno);
+	ok = r == 0 && child_access(win, true) == 0;
+	if (ok) {
+		/* The child wrote through its own window, onto the same page. */
+		ok = win[0] == 0x5a;
+		if (!ok)
+			diag("the child's write is not seen: byte 0 is 0x%02x",
+			     win[0]);
+		win[0] = pattern(0);
+	}
+	report(ok, "mshare_protect(PROT_READ | PROT_WRITE): writes work and are shared");
+
+	/* 9: mshare_advise */
+	r = mshare_advise(fd, 0, OBJECT_SIZE, MADV_POPULATE_WRITE);
+	if (r)
+		diag_errno("mshare_advise(MADV_POPULATE_WRITE)", errno);
+	report(r == 0 && check_pattern(win, OBJECT_SIZE),
+	       "mshare_advise(MADV_POPULATE_WRITE) keeps the data");
+
+	/* 10: mshare_info */
+	r = mshare_info(fd, &info);
+	if (r)
+		diag_errno("mshare_info", errno);
+	else
+		diag("size %llu align %llu owner %d attached %u windows %u rss %llu pages pgtables %llu bytes",
+		     (unsigned long long)info.size,
+		     (unsigned long long)info.align, (int)info.owner,
+		     info.attached, info.windows,
+		     (unsigned long long)info.rss_pages,
+		     (unsigned long long)info.pgtables_bytes);
+	/*
+	 * The kernel reads the resident pages from per-CPU counters, which
+	 * may lag behind by a few dozen pages: half the object will do.
+	 */
+	rss = r == 0 ? info.rss_pages : 0;
+	report(r == 0 && info.size == (uint64_t)align &&
+	       info.align == (uint64_t)align &&
+	       info.owner == getpid() && info.attached == 1 &&
+	       info.windows == 1 && rss >= OBJECT_SIZE / page / 2 &&
+	       info.pgtables_bytes > 0,
+	       "mshare_info() shows the size, the alignment, the owner, one window and the resident pages");
+
+	/* 11: mshare_fd_rdonly */
+	rfd = mshare_fd_rdonly(fd);
+	if (rfd < 0)
+		diag_errno("mshare_fd_rdonly", errno);
+	report(rfd >= 0 && (fcntl(rfd, F_GETFL) & O_ACCMODE) == O_RDONLY &&
+	       (fcntl(rfd, F_GETFD) & FD_CLOEXEC),
+	       "mshare_fd_rdonly() gives a close-on-exec read-only descriptor");
+
+	/* 12: a writable window through it is refused */
+	rwin = rfd < 0 ? MAP_FAILED : mshare_attach(rfd, 0, 0, NULL, 0);
+	err = errno;
+	if (rwin != MAP_FAILED) {
+		munmap(rwin, align);
+		diag("mshare_attach() without MSHARE_ATTACH_RDONLY succeeded");
+	} else if (rfd >= 0 && err != EACCES) {
+		diag_errno("mshare_attach", err);
+	}
+	report(rfd >= 0 && rwin == MAP_FAILED && err == EACCES,
+	       "mshare_attach() without MSHARE_ATTACH_RDONLY through it fails with EACCES");
+
+	/* 13: a read-only window through it */
+	rwin = rfd < 0 ? MAP_FAILED :
+		mshare_attach(rfd, 0, 0, NULL, MSHARE_ATTACH_RDONLY);
+	if (rwin == MAP_FAILED)
+		diag_errno("mshare_attach(MSHARE_ATTACH_RDONLY)", errno);
+	ok = rwin != MAP_FAILED && check_pattern(rwin, OBJECT_SIZE);
+	if (ok) {
+		sig = child_access(rwin, true);
+		ok = sig == SIGSEGV;
+		if (!ok)
+			diag("a write to the read-only window gave %d, not SIGSEGV",
+			     sig);
+	}
+	if (rwin != MAP_FAILED && munmap(rwin, align)) {
+		diag_errno("munmap", errno);
+		ok = false;
+	}
+	if (rfd >= 0)
+		close(rfd);
+	report(ok, "mshare_attach(MSHARE_ATTACH_RDONLY) through it shows the data, read-only");
+
+	/* 14: mshare_unmap */
+	r = mshare_unmap(fd, 0, OBJECT_SIZE);
+	if (r)
+		diag_errno("mshare_unmap", errno);
+	ok = r == 0;
+	if (ok) {
+		sig = child_access(win, false);
+		ok = sig == SIGSEGV;
+		if (!ok)
+			diag("a read after mshare_unmap() gave %d, not SIGSEGV",
+			     sig);
+	}
+	if (ok && mshare_info(fd, &info)) {
+		diag_errno("mshare_info", errno);
+		ok = false;
+	} else if (ok && info.rss_pages + OBJECT_SIZE / page / 2 > rss) {
+		diag("resident pages: %llu before mshare_unmap(), %llu after",
+		     (unsigned long long)rss,
+		     (unsigned long long)info.rss_pages);
+		ok = false;
+	}
+	report(ok, "mshare_unmap(): the window faults with SIGSEGV, the pages are freed");
+
+	/* 15: the window goes, then the region */
+	ok = munmap(win, align) == 0;
+	if (!ok)
+		diag_errno("munmap", errno);
+	if (close(fd)) {
+		diag_errno("close", errno);
+		ok = false;
+	}
+	report(ok, "munmap() of the window and close() of the region");
+
+	printf("%u passed, %u failed\n", step - failed, failed);
+	return failed || step != PLAN ? 1 : 0;
+}

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Host unit test of libmshare: the fdinfo parser behind mshare_info() on
+ * well-formed and malformed text, and the argument checks of the
+ * conveniences that need no mshare kernel. It makes no mshare system call.
+ * TAP output, then a summary line; exit status 1 if anything failed.
+ */
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "fdinfo.h"
+#include "mshare.h"
+
+static unsigned int tests, failures;
+
+static void report(bool ok, const char *fmt, ...)
+{
+	va_list ap;
+
+	tests++;
+	if (!ok)
+		failures++;
+	printf("%sok %u - ", ok ? "" : "not ", tests);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+}
+
+/* What the kernel prints for a region, before and after the mshare lines. */
+#define HEAD "pos:\t0\nflags:\t02100002\nmnt_id:\t15\nino:\t2048\n"
+#define BODY							\
+	"mshare-size:\t549755813888\n"				\
+	"mshare-align:\t549755813888\n"				\
+	"mshare-owner:\t42\n"					\
+	"mshare-attached:\t3\n"					\
+	"mshare-windows:\t4\n"					\
+	"mshare-rss:\t512\n"					\
+	"mshare-pgtables:\t8192\n"
+
+/* Parse len bytes of text (strlen(text) if len is 0). */
+static int parse(const char *text, size_t len, struct mshare_fdinfo *out)
+{
+	FILE *f;
+	int r;
+
+	if (!len)
+		len = strlen(text);
+	/* fmemopen() of an empty buffer fails: an empty file instead. */
+	f = len ? fmemopen((void *)text, len, "r") : tmpfile();
+	if (!f) {
+		perror("fmemopen");
+		exit(2);
+	}
+	r = mshare__fdinfo_parse(f, out);
+	fclose(f);
+	return r;
+}
+
+/* Field by field: the struct has padding, which assignment need not copy. */
+static bool same(const struct mshare_fdinfo *a, const struct mshare_fdinfo *b)
+{
+	return a->size == b->size && a->align == b->align &&
+	       a->owner == b->owner &&
+	       a->attached == b->attached && a->windows == b->windows &&
+	       a->rss_pages == b->rss_pages &&
+	       a->pgtables_bytes == b->pgtables_bytes;
+}
+
+static const struct mshare_fdinfo poison = {
+	.size = 0xdeadbeef, .align = 0xdeadbeef, .owner = -7, .attached = 77, .windows = 77,
+	.rss_pages = 0xdeadbeef, .pgtables_bytes = 0xdeadbeef,
+};
+
+/* The text parses to the given values. */
+static void good(const char *what, const char *text, uint64_t size,
+		 uint64_t align, pid_t owner, unsigned int attached,
+		 unsigned int windows, uint64_t rss, uint64_t pgtables)
+{
+	struct mshare_fdinfo out = poison;
+	int r = parse(text, 0, &out);
+
+	report(r == 0 && out.size == size && out.align == align &&
+	       out.owner == owner &&
+	       out.attached == attached && out.windows == windows &&
+	       out.rss_pages == rss && out.pgtables_bytes == pgtables,
+	       "parses %s", what);
+	if (r)
+		printf("# returned %d (%s)\n", r, strerror(-r));
+}
+
+/* The text (len bytes, or up to its NUL) fails with -err, *out untouched. */
+static void bad(const char *what, const char *text, size_t len, int err)
+{
+	struct mshare_fdinfo out = poison;
+	int r = parse(text, len, &out);
+
+	report(r == -err && same(&out, &poison),
+	       "rejects %s with %s", what, strerrorname_np(err));
+	if (r != -err)
+		printf("# returned %d (%s)\n", r, r ? strerror(-r) : "success");
+}
+
+/* A public call fails with -1 and errno err. */
+static void fails(const char *what, long r, int err)
+{
+	int saved = errno;
+
+	report(r == -1 && saved == err, "%s fails with %s", what,
+	       strerrorname_np(err));
+	if (r != -1 || saved != err)
+		printf("# returned %ld, errno %d (%s)\n", r, saved,
+		       strerror(saved));
+}
+
+static void test_parser(void)
+{
+	char *long_line;
+	char *text;
+	size_t n;
+
+	good("a region's fdinfo", HEAD BODY, 549755813888ULL, 549755813888ULL,
+	     42, 3, 4, 512, 8192);
+	good("keys in any order, unknown lines and keys",
+	     "mshare-pgtables:\t0\nmshare-rss:\t0\neventfd-count:\t1\n"
+	     "mshare-windows:\t0\nmshare-future:\tnot a number\n"
+	     "mshare-attached:\t0\nmshare-owner:\t0\nmshare-size:\t0\n"
+	     "mshare-sizes:\tx\nmshare-align:\t4096\nmshare-aligns:\t1\n",
+	     0, 4096, 0, 0, 0, 0, 0);
+	good("the largest values",
+	     "mshare-size:\t18446744073709551615\n"
+	     "mshare-align:\t18446744073709551615\n"
+	     "mshare-owner:\t2147483647\n"
+	     "mshare-attached:\t4294967295\n"
+	     "mshare-windows:\t4294967295\n"
+	     "mshare-rss:\t18446744073709551615\n"
+	     "mshare-pgtables:\t18446744073709551615\n",
+	     UINT64_MAX, UINT64_MAX, 2147483647, 4294967295U, 4294967295U,
+	     UINT64_MAX, UINT64_MAX);
+
+	/* A line longer than any buffer a parser might guess. */
+	n = 100000;
+	long_line = malloc(n + 1);
+	text = malloc(n + sizeof(HEAD BODY) + 16);
+	if (!long_line || !text) {
+		perror("malloc");
+		exit(2);
+	}
+	memset(long_line, 'x', n);
+	long_line[n] = '\0';
+	sprintf(text, "lock:\t%s\n" HEAD BODY, long_line);
+	good("after a 100000-byte line", text, 549755813888ULL,
+	     549755813888ULL, 42, 3, 4, 512, 8192);
+	free(long_line);
+	free(text);
+
+	bad("an empty file", "", 0, EBADF);
+	bad("the fdinfo of another file", HEAD, 0, EBADF);
+	bad("a missing key", HEAD
+	    "mshare-size:\t0\nmshare-align:\t4096\nmshare-owner:\t1\n"
+	    "mshare-attached:\t0\nmshare-windows:\t0\nmshare-rss:\t0\n", 0,
+	    EPROTO);
+	bad("a missing mshare-align (the fdinfo of an older kernel)", HEAD
+	    "mshare-size:\t0\nmshare-owner:\t1\nmshare-attached:\t0\n"
+	    "mshare-windows:\t0\nmshare-rss:\t0\nmshare-pgtables:\t0\n", 0,
+	    EPROTO);
+	bad("a repeated mshare-align", HEAD BODY "mshare-align:\t4096\n", 0,
+	    EPROTO);
+	bad("a repeated key", HEAD BODY "mshare-rss:\t1\n", 0, EPROTO);
+	bad("a space for the tab", HEAD BODY "mshare-size: 4096\n", 0,
+	    EPROTO);
+	bad("two tabs", "mshare-size:\t\t4096\n", 0, EPROTO);
+	bad("no separator", "mshare-size\t4096\n", 0, EPROTO);
+	bad("an empty value", "mshare-size:\t\n", 0, EPROTO);
+	bad("a negative number", "mshare-rss:\t-1\n", 0, EPROTO);
+	bad("a plus sign", "mshare-rss:\t+1\n", 0, EPROTO);
+	bad("a leading space", "mshare-rss:\t 1\n", 0, EPROTO);
+	bad("a trailing space", "mshare-rss:\t1 \n", 0, EPROTO);
+	bad("a unit after the number", "mshare-rss:\t1kB\n", 0, EPROTO);
+	bad("a hexadecimal number", "mshare-size:\t0x10\n", 0, EPROTO);
+	bad("a size past 2^64 - 1", "mshare-size:\t18446744073709551616\n", 0,
+	    EPROTO);
+	bad("an alignment past 2^64 - 1",
+	    "mshare-align:\t18446744073709551616\n", 0, EPROTO);
+	bad("a unit after the alignment", "mshare-align:\t512G\n", 0, EPROTO);
+	bad("an owner past INT_MAX", "mshare-owner:\t2147483648\n", 0, EPROTO);
+	bad("attached past UINT_MAX", "mshare-attached:\t4294967296\n", 0,
+	    EPROTO);
+	bad("windows past UINT_MAX", "mshare-windows:\t4294967296\n", 0,
+	    EPROTO);
+	bad("a last line without a newline", HEAD
+	    "mshare-size:\t0\nmshare-align:\t4096\nmshare-owner:\t1\n"
+	    "mshare-attached:\t0\nmshare-windows:\t0\nmshare-rss:\t0\n"
+	    "mshare-pgtables:\t0", 0, EPROTO);
+	bad("a NUL inside a value", "mshare-rss:\t1\0002\n",
+	    sizeof("mshare-rss:\t1\0002\n") - 1, EPROTO);
+	bad("a NUL inside another line", HEAD BODY "pos:\t\0\n",
+	    sizeof(HEAD BODY "pos:\t\0\n") - 1, EPROTO);
+}
+
+static void test_calls(void)
+{
+	struct mshare_fdinfo info = poison;
+	int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	int closed = dup(fd);
+
+	if (fd < 0 || closed < 0 || close(closed) < 0) {
+		perror("/dev/null");
+		exit(2);
+	}
+
+	errno = 0;
+	fails("mshare_info(-1)", mshare_info(-1, &info), EBADF);
+	errno = 0;
+	fails("mshare_info() of a closed descriptor",
+	      mshare_info(closed, &info), EBADF);
+	errno = 0;
+	fails("mshare_info() of /dev/null", mshare_info(fd, &info), EBADF);
+	report(same(&info, &poison),
+	       "mshare_info() leaves *out alone on failure");
+	errno = 0;
+	fails("mshare_alignment() of /dev/null", mshare_alignment(fd), EBADF);
+	errno = 0;
+	fails("mshare_alignment(-1)", mshare_alignment(-1), EBADF);
+	errno = 0;
+	fails("mshare_fd_rdonly() of /dev/null", mshare_fd_rdonly(fd), EBADF);
+	errno = 0;
+	fails("mshare_fd_rdonly() of a closed descriptor",
+	      mshare_fd_rdonly(closed), EBADF);
+	/* Refused before any system call. */
+	errno = 0;
+	fails("mshare_map_object() at a negative region offset",
+	      mshare_map_object(fd, -4096, 4096, PROT_READ, MAP_ANONYMOUS, -1,
+				0), EINVAL);
+	errno = 0;
+	fails("mshare_map_object() at a negative backing offset",
+	      mshare_map_object(fd, 0, 4096, PROT_READ, 0, fd, -4096), EINVAL);
+	close(fd);
+}
+
+int main(void)
+{
+	test_parser();
+	test_calls();
+	printf("1..%u\n", tests);
+	printf("%u passed, %u failed\n", tests - failures, failures);
+	return failures ? 1 : 0;
+}
