@@ -1,7 +1,7 @@
 # mshare: shared page tables for Linux (msharefs). Kernel work lives in
 # kernel/, its caches in $MSHARE_CACHE (default ~/.cache/mshare).
 
-.PHONY: all kernel kernel-release test demo deps clean
+.PHONY: all kernel kernel-release test demo deps clean image install
 
 all: kernel
 
@@ -12,10 +12,11 @@ kernel:
 kernel-release:
 	kernel/scripts/build.sh release
 
-# The test command: debug kernel, selftests, QEMU boot; ends on
-# "N passed, N failed".
+# The test command: host tests of the userspace (libmshare, mshare-helper
+# and a bounded fuzz run of its protocol decoder), then the debug kernel,
+# selftests and QEMU boot; ends on "N passed, N failed".
 test: deps
-	kernel/scripts/test.sh
+	scripts/test-all.sh
 
 # The main job: boot our kernel in QEMU and show page-table sharing against
 # plain shared memory.
@@ -24,6 +25,18 @@ demo: deps
 
 deps:
 	scripts/install-deps.sh
+
+# Our userspace, installed the way a package would install it:
+# `make install DESTDIR=/some/root`. Components not written yet are skipped.
+DESTDIR ?=
+install:
+	@if [ -f libmshare/Makefile ]; then $(MAKE) -C libmshare install DESTDIR=$(DESTDIR); fi
+	@if [ -f mshare-helper/Makefile ]; then $(MAKE) -C mshare-helper install DESTDIR=$(DESTDIR); fi
+
+# The guest image: Debian 12 with systemd, crun, podman and `make install`,
+# cached in $MSHARE_CACHE/images/<key>/rootfs.ext4 (image/README.md).
+image:
+	image/build.sh
 
 # Removes build output inside the repository only; the cache is kept
 # (rm -rf ~/.cache/mshare by hand to drop kernels, trees and ccache).

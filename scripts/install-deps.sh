@@ -14,6 +14,12 @@ packages=(
 	# guest tests (mkinitramfs.sh, run-qemu.sh); libc6-dev (via
 	# build-essential) provides the static libc the test binaries link
 	qemu-system-x86 busybox-static file coreutils e2fsprogs
+	# userspace: libmshare, mshare-owner and mshare-ctl (libsystemd for
+	# sd_notify, socket activation and the journal; jansson for the
+	# protocol; inih for the configuration), their fuzz target (clang with
+	# libFuzzer), unit checks (systemd-analyze) and man page checks
+	libsystemd-dev libjansson-dev libinih-dev clang libclang-rt-14-dev
+	systemd man-db groff-base
 )
 
 # Nothing to do when everything is there already (make test and make demo

@@ -1,13 +1,22 @@
 #!/usr/bin/env bash
 # run-qemu.sh [--kernel DIR] [--initrd FILE] [--tests NAME] [--mem 4G]
 #             [--smp 2] [--timeout SEC] [--test-timeout SEC] [--log FILE]
-#             [--append ARGS] [--no-check]
+#             [--append ARGS] [--no-check] [--disk FILE [--extra-disk FILE]...]
+#             [--no-initrd]
 # Boot a kernel under QEMU TCG with the test initramfs, run the list
 # /tests/NAME.list in the guest, tee the serial console into the log and
 # judge it with check-log.sh (exit status 0 only on PASS).
 #   --kernel DIR   directory with bzImage (default: build.sh debug, cached)
 #   --initrd FILE  initramfs from mkinitramfs.sh (default $MSHARE_CACHE/initramfs.cpio.gz)
 #   --log FILE     default $MSHARE_CACHE/logs/<timestamp>.log
+#   --disk FILE    boot this root disk image (raw or qcow2; first virtio disk,
+#                  root=/dev/vda rw) instead of the initramfs: the image's
+#                  own init runs mshare.tests=NAME (image/README.md). It is
+#                  written to: pass a qcow2 overlay (image/run-tests.sh does).
+#                  No initramfs unless --initrd is given too.
+#   --extra-disk FILE  another virtio disk after the scratch disk (repeatable)
+#   --no-initrd    boot without an initramfs
+# Every boot gets a fresh 512M ext4 scratch disk (label mshare-scratch).
 # MSHARE_KVM=1 tries KVM after a probe boot; TCG is the default and the
 # fallback (nested KVM is known to hang on some hosts).
 set -euo pipefail
@@ -23,10 +32,17 @@ test_tmo=
 logf=
 append=
 check=1
+disk=
+extra_disks=()
+initrd_set=0
+no_initrd=0
 while [ $# -gt 0 ]; do
 	case $1 in
 	--kernel) kdir=$2; shift ;;
-	--initrd) initrd=$2; shift ;;
+	--initrd) initrd=$2; initrd_set=1; shift ;;
+	--disk) disk=$2; shift ;;
+	--extra-disk) extra_disks+=("$2"); shift ;;
+	--no-initrd) no_initrd=1 ;;
 	--tests) tests=$2; shift ;;
 	--mem) mem=$2; shift ;;
 	--smp) smp=$2; shift ;;
@@ -35,7 +51,7 @@ while [ $# -gt 0 ]; do
 	--log) logf=$2; shift ;;
 	--append) append=$2; shift ;;
 	--no-check) check=0 ;;
-	-h | --help) sed -n '2,12p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,21p' "$0"; exit 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
 	esac
 	[ $# -gt 0 ] && shift
@@ -44,7 +60,23 @@ done
 [ -n "$kdir" ] || kdir=$("$KERNEL_DIR/scripts/build.sh" debug)
 kernel=$kdir/bzImage
 [ -f "$kernel" ] || die "no bzImage in $kdir"
-[ -f "$initrd" ] || die "initramfs $initrd missing (mkinitramfs.sh)"
+# A root disk replaces the initramfs unless one is asked for explicitly.
+[ -z "$disk" ] || [ $initrd_set = 1 ] || no_initrd=1
+initrd_args=()
+if [ $no_initrd = 0 ]; then
+	[ -f "$initrd" ] || die "initramfs $initrd missing (mkinitramfs.sh)"
+	initrd_args=(-initrd "$initrd")
+fi
+# Root disk first (/dev/vda), then the scratch disk, then the extra disks.
+# qcow2 files start with "QFI\xfb"; anything else is taken as raw.
+disk_args=()
+drive() {
+	[ -f "$1" ] || die "disk image $1 missing"
+	local fmt=raw
+	[ "$(head -c 3 "$1" | tr -d '\0')" != QFI ] || fmt=qcow2
+	disk_args+=(-drive "file=$1,if=virtio,format=$fmt,cache=unsafe")
+}
+[ -z "$disk" ] || drive "$disk"
 if [ -z "$logf" ]; then
 	logf=$MSHARE_CACHE/logs/$(date +%Y%m%d-%H%M%S).log
 fi
@@ -54,6 +86,7 @@ command -v "$qemu" >/dev/null || die "$qemu missing (apt-get install qemu-system
 
 cmdline="console=ttyS0 panic=-1 oops=panic panic_on_warn=0 softlockup_panic=0 mshare.tests=$tests"
 [ -z "$test_tmo" ] || cmdline+=" mshare.timeout=$test_tmo"
+[ -z "$disk" ] || cmdline+=" root=/dev/vda rw rootfstype=ext4"
 [ -z "$append" ] || cmdline+=" $append"
 
 # Boot the kernel under KVM with an init that exits at once; KVM is usable
@@ -62,7 +95,7 @@ probe_kvm() {
 	[ -w /dev/kvm ] || { log "KVM probe: /dev/kvm missing or not writable"; return 1; }
 	local out rc=0
 	out=$(timeout -k 5 60 "$qemu" -accel kvm -cpu host -m 512M -smp 1 -nographic -no-reboot \
-		-nic none -kernel "$kernel" -initrd "$initrd" \
+		-nic none -kernel "$kernel" "${initrd_args[@]}" \
 		-append "console=ttyS0 panic=-1 rdinit=/bin/true" </dev/null 2>&1) || rc=$?
 	if grep -q 'Linux version' <<<"$out"; then
 		log "KVM probe: guest booted (status $rc)"
@@ -88,15 +121,17 @@ command -v mkfs.ext4 >/dev/null || die "mkfs.ext4 missing (apt-get install e2fsp
 scratch=$(mktemp "${TMPDIR:-/tmp}/mshare-scratch.XXXXXX")
 trap 'rm -f "$scratch"' EXIT
 truncate -s 512M "$scratch"
-mkfs.ext4 -q -F "$scratch"
+mkfs.ext4 -q -F -L mshare-scratch "$scratch"
+drive "$scratch"
+for d in "${extra_disks[@]}"; do drive "$d"; done
 
-log "booting $kernel (${accel[1]}, $smp CPUs, $mem, tests=$tests, timeout ${tmo}s); log: $logf"
+log "booting $kernel${disk:+ with root disk $disk} (${accel[1]}, $smp CPUs, $mem, tests=$tests, timeout ${tmo}s); log: $logf"
 start=$(date +%s)
 rc=0
 # -nic none: no default NIC, so no option ROM is needed either.
 timeout -k 10 "$tmo" "$qemu" "${accel[@]}" -m "$mem" -smp "$smp" -nographic -no-reboot \
-	-nic none -kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
-	-drive "file=$scratch,if=virtio,format=raw,cache=unsafe" \
+	-nic none -kernel "$kernel" "${initrd_args[@]}" -append "$cmdline" \
+	"${disk_args[@]}" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 </dev/null 2>&1 |
 	tee "$logf" || rc=${PIPESTATUS[0]}
 secs=$(($(date +%s) - start))

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/un.h>
+
+#include "client-internal.h"
+
+/* Descriptors accepted with one reply; more are a protocol error. */
+#define CLIENT_MAX_FDS 4
+
+struct mshare_client {
+	int fd;
+	char *message;		/* the daemon's reason for the last refusal */
+	char *buf;		/* MSHARE_PROTOCOL_MAX_MESSAGE bytes */
+};
+
+void mshare_client_free(struct mshare_client *c)
+{
+	if (!c)
+		return;
+	safe_close(c->fd);
+	free(c->message);
+	free(c->buf);
+	free(c);
+}
+
+static void client_freep(struct mshare_client **c)
+{
+	mshare_client_free(*c);
+}
+
+const char *mshare_client_error_message(const struct mshare_client *c)
+{
+	return c->message;
+}
+
+int mshare_client_set_timeout(struct mshare_client *c, uint64_t usec)
+{
+	struct timeval tv = {
+		.tv_sec = (time_t)(usec / 1000000),
+		.tv_usec = (suseconds_t)(usec % 1000000),
+	};
+
+	if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+	    setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+		return -errno;
+	return 0;
+}
+
+static void set_message(struct mshare_client *c, char *message)
+{
+	free(c->message);
+	c->message = message;
+}
+
+static int client_send(struct mshare_client *c, const struct proto_request *req)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	ssize_t n;
+	int k;
+
+	k = proto_request_encode(req, &text, &len);
+	if (k < 0)
+		return k;
+	n = send(c->fd, text, len, MSG_NOSIGNAL);
+	if (n < 0)
+		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+	return (size_t)n == len ? 0 : -EIO;
+}
+
+/* One message, and the descriptors that came with it. */
+static int client_receive(struct mshare_client *c, size_t *ret_len, int fds[CLIENT_MAX_FDS],
+			  size_t *ret_n_fds)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_FDS)];
+	} control;
+	struct iovec iov = { .iov_base = c->buf, .iov_len = MSHARE_PROTOCOL_MAX_MESSAGE };
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
+	size_t n_fds = 0;
+	ssize_t n;
+
+	do
+		n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_TRUNC);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return errno == EAGAIN ? -ETIMEDOUT : -errno;
+
+	for (struct cmsghdr *cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
+		size_t k;
+
+		if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS)
+			continue;
+		k = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
+		for (size_t i = 0; i < k && n_fds < CLIENT_MAX_FDS; i++)
+			memcpy(&fds[n_fds++], CMSG_DATA(cmsg) + i * sizeof(int), sizeof(int));
+	}
+	*ret_n_fds = n_fds;
+
+	if (n == 0)
+		return -ECONNRESET; /* the daemon hung up */
+	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t)n > MSHARE_PROTOCOL_MAX_MESSAGE)
+		return -EMSGSIZE;
+	*ret_len = (size_t)n;
+	return 0;
+}
+
+int mshare_client_call(struct mshare_client *c, const struct proto_request *req,
+		       struct proto_reply *ret, int *ret_fd)
+{
+	_cleanup_(proto_reply_done) struct proto_reply reply = {};
+	_cleanup_free_ char *error = NULL;
+	int fds[CLIENT_MAX_FDS];
+	size_t len = 0, n_fds = 0;
+	int k;
+
+	set_message(c, NULL);
+	k = client_send(c, req);
+	if (k < 0)
+		return k;
+	k = client_receive(c, &len, fds, &n_fds);
+	if (k == 0) {
+		k = proto_reply_decode(c->buf, len, &reply, &error);
+		if (k < 0)
+			set_message(c, TAKE_PTR(error));
+		else if (reply.error) {
+			k = -reply.error;
+			set_message(c, TAKE_PTR(reply.message));
+		} else if (n_fds > 1 || (n_fds == 1 && !ret_fd)) {
+			k = -EPROTO;
+			set_message(c, strdup("the daemon sent unexpected file descriptors"));
+		}
+	}
+	if (k < 0 || n_fds == 0 || !ret_fd) {
+		for (size_t i = 0; i < n_fds; i++)
+			safe_close(fds[i]);
+		if (k < 0)
+			return k;
+		if (ret_fd)
+			*ret_fd = -1;
+	} else
+		*ret_fd = fds[0];
+	*ret = reply;
+	reply = (struct proto_reply){};
+	return 0;
+}
+
+int mshare_client_new(struct mshare_client **ret)
+{
+	_cleanup_(client_freep) struct mshare_client *c = NULL;
+	int k;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (c->fd < 0)
+		return -errno;
+	c->buf = malloc(MSHARE_PROTOCOL_MAX_MESSAGE);
+	if (!c->buf)
+		return -ENOMEM;
+	k = mshare_client_set_timeout(c, MSHARE_CLIENT_TIMEOUT_DEFAULT_USEC);
+	if (k < 0)
+		return k;
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+int mshare_client_connect(struct mshare_client *c, const char *path, const char *client_name)
+{
+	_cleanup_(proto_reply_done) struct proto_reply reply = {};
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct proto_request req = {
+		.op = PROTO_OP_HELLO,
+		.client = (char *)client_name,
+	};
+
+	if (!path)
+		path = MSHARE_CLIENT_SOCKET_DEFAULT;
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	if (connect(c->fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	/* A daemon at its connection cap answers this with its refusal. */
+	return mshare_client_call(c, &req, &reply, NULL);
+}
+
+int mshare_client_get(struct mshare_client *c, const char *name, bool rdonly,
+		      const struct mshare_container *container, int *ret_fd,
+		      uint64_t *ret_region_size)
+{
+	_cleanup_(proto_request_done) struct proto_request req = {
+		.op = PROTO_OP_GET,
+		.mode = rdonly ? ACCESS_RO : ACCESS_RW,
+	};
+	_cleanup_(proto_reply_done) struct proto_reply reply = {};
+	_cleanup_(proto_region_info_done) struct proto_region_info info = {};
+	_cleanup_free_ char *error = NULL;
+	_cleanup_close_ int fd = -1;
+	int k;
+
+	if (!region_name_is_valid(name))
+		return -EINVAL;
+	req.region = strdup(name);
+	if (!req.region)
+		return -ENOMEM;
+	if (container) {
+		req.has_container = true;
+		req.container_name = container->name ? strdup(container->name) : NULL;
+		req.container_id = container->id ? strdup(container->id) : NULL;
+		if ((container->name && !req.container_name) || (container->id && !req.container_id))
+			return -ENOMEM;
+		for (const char *const *a = container->annotations; a && *a; a++) {
+			const char *eq = strchr(*a, '=');
+			struct proto_annotation *t;
+
+			if (!eq || eq == *a)
+				return -EINVAL;
+			t = reallocarray(req.annotations, req.n_annotations + 1, sizeof(*t));
+			if (!t)
+				return -ENOMEM;
+			req.annotations = t;
+			t[req.n_annotations++] = (struct proto_annotation){
+				.key = strndup(*a, (size_t)(eq - *a)),
+				.value = strdup(eq + 1),
+			};
+			if (!t[req.n_annotations - 1].key || !t[req.n_annotations - 1].value)
+				return -ENOMEM;
+		}
+	}
+
+	k = mshare_client_call(c, &req, &reply, &fd);
+	if (k < 0)
+		return k;
+	if (fd < 0) {
+		set_message(c, strdup("the daemon sent no descriptor"));
+		return -EPROTO;
+	}
+	k = proto_region_info_from_json(json_object_get(reply.object, "region"), &info, &error);
+	if (k < 0) {
+		set_message(c, TAKE_PTR(error));
+		return k;
+	}
+	if (ret_region_size)
+		*ret_region_size = info.region_size;
+	*ret_fd = TAKE_FD(fd);
+	return 0;
+}
+
+int mshare_client_reload(struct mshare_client *c, char **ret_message)
+{
+	_cleanup_(proto_reply_done) struct proto_reply reply = {};
+	struct proto_request req = { .op = PROTO_OP_RELOAD };
+	const char *m;
+	int k;
+
+	k = mshare_client_call(c, &req, &reply, NULL);
+	if (k < 0)
+		return k;
+	if (ret_message) {
+		m = json_string_value(json_object_get(reply.object, "message"));
+		*ret_message = m ? strdup(m) : NULL;
+	}
+	return 0;
+}

@@ -1,0 +1,536 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * mshare-ctl: the operator's view of mshare-owner(8). See mshare-ctl(1).
+ */
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdarg.h>
+
+#include "client-internal.h"
+#include "protocol.h"
+#include "util.h"
+
+#ifndef MSHARE_HELPER_VERSION
+#define MSHARE_HELPER_VERSION "unknown"
+#endif
+
+#define EXIT_USAGE 2
+
+struct options {
+	const char *socket_path;
+	bool json;
+	bool rdonly;
+};
+
+static void help(void)
+{
+	printf("Usage: mshare-ctl [OPTIONS] COMMAND [ARGS...]\n"
+	       "\n"
+	       "Show and use the mshare regions that mshare-owner owns.\n"
+	       "\n"
+	       "Commands:\n"
+	       "  list                         list the regions\n"
+	       "  show NAME                    show one region, with its grants to root\n"
+	       "  reload                       reload the daemon's configuration (root only)\n"
+	       "  run NAME [--ro] -- CMD [ARG...]\n"
+	       "                               run CMD with a descriptor of region NAME, named\n"
+	       "                               by $MSHARE_FD and $MSHARE_FD_<NAME>\n"
+	       "\n"
+	       "Options:\n"
+	       "  -s, --socket=PATH            the daemon's socket (default: %s)\n"
+	       "  -j, --json                   print JSON instead of tables (list, show)\n"
+	       "      --ro                     ask for a read-only descriptor (run)\n"
+	       "  -h, --help                   show this help and exit\n"
+	       "      --version                show the version and exit\n"
+	       "\n"
+	       "See mshare-ctl(1).\n",
+	       MSHARE_CLIENT_SOCKET_DEFAULT);
+}
+
+_printf_(1, 2) static int usage_error(const char *format, ...)
+{
+	va_list ap;
+
+	fputs("mshare-ctl: ", stderr);
+	va_start(ap, format);
+	vfprintf(stderr, format, ap);
+	va_end(ap);
+	fputs("\nTry 'mshare-ctl --help'.\n", stderr);
+	return -EINVAL;
+}
+
+/* An error of a request: the daemon's reason if it gave one. */
+static int report(struct mshare_client *c, int error, const char *what)
+{
+	const char *m = c ? mshare_client_error_message(c) : NULL;
+
+	if (m)
+		fprintf(stderr, "mshare-ctl: %s: %s (%s)\n", what, m, errno_to_name(error));
+	else
+		fprintf(stderr, "mshare-ctl: %s: %s\n", what, strerror(-error));
+	return error;
+}
+
+static int connect_daemon(const struct options *o, struct mshare_client **ret)
+{
+	struct mshare_client *c = NULL;
+	const char *path = o->socket_path ?: MSHARE_CLIENT_SOCKET_DEFAULT;
+	int k;
+
+	k = mshare_client_new(&c);
+	if (k < 0) {
+		fprintf(stderr, "mshare-ctl: %s\n", strerror(-k));
+		return k;
+	}
+	k = mshare_client_connect(c, path, "mshare-ctl " MSHARE_HELPER_VERSION);
+	if (k < 0) {
+		if (k == -ENOENT || k == -ECONNREFUSED)
+			fprintf(stderr, "mshare-ctl: cannot connect to %s: %s (is mshare-owner running?)\n",
+				path, strerror(-k));
+		else
+			report(c, k, path);
+		mshare_client_free(c);
+		return k;
+	}
+	*ret = c;
+	return 0;
+}
+
+static void print_json(json_t *j)
+{
+	char *s = json_dumps(j, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+
+	if (s)
+		puts(s);
+	free(s);
+}
+
+/* All pages of "list". */
+static int fetch_regions(struct mshare_client *c, json_t **ret)
+{
+	_cleanup_(json_decrefp) json_t *all = json_array();
+	struct proto_request req = { .op = PROTO_OP_LIST };
+
+	if (!all)
+		return -ENOMEM;
+	for (;;) {
+		_cleanup_(proto_reply_done) struct proto_reply reply = {};
+		json_t *regions, *next;
+		int k;
+
+		k = mshare_client_call(c, &req, &reply, NULL);
+		if (k < 0)
+			return report(c, k, "list");
+		regions = json_object_get(reply.object, "regions");
+		if (!json_is_array(regions) || json_array_extend(all, regions) < 0) {
+			fprintf(stderr, "mshare-ctl: list: malformed reply\n");
+			return -EPROTO;
+		}
+		next = json_object_get(reply.object, "next");
+		if (!json_is_integer(next))
+			break;
+		if (json_integer_value(next) <= (json_int_t)req.start || json_integer_value(next) > UINT32_MAX) {
+			fprintf(stderr, "mshare-ctl: list: malformed reply\n");
+			return -EPROTO;
+		}
+		req.start = (uint32_t)json_integer_value(next);
+	}
+	*ret = TAKE_PTR(all);
+	return 0;
+}
+
+enum column { COL_NAME, COL_SIZE, COL_BACKING, COL_RSS, COL_PGTABLES, COL_ATTACHED, COL_OWNER,
+	      COL_ACCESS, COL_STATE, _COL_MAX };
+
+static const struct {
+	const char *title;
+	bool right;
+} columns[_COL_MAX] = {
+	[COL_NAME] = { "NAME", false },	     [COL_SIZE] = { "SIZE", true },
+	[COL_BACKING] = { "BACKING", false }, [COL_RSS] = { "RSS", true },
+	[COL_PGTABLES] = { "PGTABLES", true }, [COL_ATTACHED] = { "ATTACHED", true },
+	[COL_OWNER] = { "OWNER", true },     [COL_ACCESS] = { "ACCESS", false },
+	[COL_STATE] = { "STATE", false },
+};
+
+static void format_row(const struct proto_region_info *info, char cells[_COL_MAX][80])
+{
+	char b[FORMAT_BYTES_MAX];
+
+	snprintf(cells[COL_NAME], 80, "%s", info->name);
+	snprintf(cells[COL_SIZE], 80, "%s", format_bytes(b, sizeof(b), info->size));
+	snprintf(cells[COL_BACKING], 80, "%s", info->backing);
+	snprintf(cells[COL_RSS], 80, "%s", format_bytes(b, sizeof(b), info->rss_bytes));
+	snprintf(cells[COL_PGTABLES], 80, "%s", format_bytes(b, sizeof(b), info->pgtables_bytes));
+	snprintf(cells[COL_ATTACHED], 80, "%" PRIu32, info->attached);
+	if (info->owner_pid > 0)
+		snprintf(cells[COL_OWNER], 80, "%" PRId64, info->owner_pid);
+	else
+		snprintf(cells[COL_OWNER], 80, "-");
+	snprintf(cells[COL_ACCESS], 80, "%s", streq(info->access, "none") ? "-" : info->access);
+	snprintf(cells[COL_STATE], 80, "%s", info->state);
+}
+
+static void print_row(char cells[_COL_MAX][80], const int widths[_COL_MAX])
+{
+	for (int i = 0; i < _COL_MAX; i++) {
+		bool last = i == _COL_MAX - 1;
+
+		if (columns[i].right)
+			printf("%*s", widths[i], cells[i]);
+		else if (last)
+			printf("%s", cells[i]);
+		else
+			printf("%-*s", widths[i], cells[i]);
+		fputs(last ? "\n" : "  ", stdout);
+	}
+}
+
+static int verb_list(struct mshare_client *c, const struct options *o)
+{
+	_cleanup_(json_decrefp) json_t *regions = NULL;
+	char (*rows)[_COL_MAX][80] = NULL;
+	char header[_COL_MAX][80];
+	int widths[_COL_MAX];
+	size_t n, i;
+	json_t *v;
+	int k;
+
+	k = fetch_regions(c, &regions);
+	if (k < 0)
+		return k;
+	if (o->json) {
+		print_json(regions);
+		return 0;
+	}
+
+	n = json_array_size(regions);
+	if (n == 0) {
+		printf("No regions.\n");
+		return 0;
+	}
+	rows = calloc(n, sizeof(*rows));
+	if (!rows)
+		return -ENOMEM;
+	for (i = 0; i < _COL_MAX; i++) {
+		snprintf(header[i], 80, "%s", columns[i].title);
+		widths[i] = (int)strlen(columns[i].title);
+	}
+	json_array_foreach(regions, i, v) {
+		_cleanup_(proto_region_info_done) struct proto_region_info info = {};
+		_cleanup_free_ char *error = NULL;
+
+		k = proto_region_info_from_json(v, &info, &error);
+		if (k < 0) {
+			fprintf(stderr, "mshare-ctl: list: malformed region: %s\n", strna(error));
+			free(rows);
+			return -EPROTO;
+		}
+		format_row(&info, rows[i]);
+		for (int j = 0; j < _COL_MAX; j++)
+			if ((int)strlen(rows[i][j]) > widths[j])
+				widths[j] = (int)strlen(rows[i][j]);
+	}
+	print_row(header, widths);
+	for (i = 0; i < n; i++)
+		print_row(rows[i], widths);
+	free(rows);
+	return 0;
+}
+
+static void print_ids(const char *what, json_t *array)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(array, i, v)
+		printf(" %s %" JSON_INTEGER_FORMAT, what, json_integer_value(v));
+}
+
+static void print_strings(const char *what, json_t *array)
+{
+	size_t i;
+	json_t *v;
+
+	json_array_foreach(array, i, v)
+		printf(" %s %s", what, json_string_value(v));
+}
+
+static void print_grant(json_t *g)
+{
+	const char *key;
+	json_t *v;
+
+	printf("%13s %s", "Grant:", strna(json_string_value(json_object_get(g, "mode"))));
+	print_ids("uid", json_object_get(g, "users"));
+	print_ids("gid", json_object_get(g, "groups"));
+	print_strings("container", json_object_get(g, "containers"));
+	print_strings("container-id", json_object_get(g, "container_ids"));
+	json_object_foreach(json_object_get(g, "annotations"), key, v)
+		printf(" annotation %s=%s", key, json_string_value(v));
+	printf(" (%s)\n", strna(json_string_value(json_object_get(g, "source"))));
+}
+
+static int verb_show(struct mshare_client *c, const struct options *o, const char *name)
+{
+	_cleanup_(proto_reply_done) struct proto_reply reply = {};
+	_cleanup_(proto_region_info_done) struct proto_region_info info = {};
+	_cleanup_free_ char *error = NULL;
+	struct proto_request req = { .op = PROTO_OP_SHOW, .region = (char *)name };
+	char b[FORMAT_BYTES_MAX];
+	const char *s;
+	json_t *grants, *g;
+	size_t i;
+	int k;
+
+	if (!region_name_is_valid(name)) {
+		fprintf(stderr, "mshare-ctl: invalid region name: %s\n", name);
+		return -EINVAL;
+	}
+	k = mshare_client_call(c, &req, &reply, NULL);
+	if (k < 0)
+		return report(c, k, name);
+	if (o->json) {
+		json_object_del(reply.object, "version");
+		json_object_del(reply.object, "status");
+		print_json(reply.object);
+		return 0;
+	}
+	k = proto_region_info_from_json(json_object_get(reply.object, "region"), &info, &error);
+	if (k < 0) {
+		fprintf(stderr, "mshare-ctl: show: malformed reply: %s\n", strna(error));
+		return -EPROTO;
+	}
+
+	printf("%13s %s\n", "Name:", info.name);
+	printf("%13s %s", "State:", info.state);
+	if ((s = json_string_value(json_object_get(reply.object, "error"))))
+		printf(" (%s, see the journal)", s);
+	if ((s = json_string_value(json_object_get(reply.object, "pending_source"))))
+		printf(" (new configuration in %s waits for the region to be released)", s);
+	printf("\n%13s %s (%" PRIu64 " bytes)\n", "Size:", format_bytes(b, sizeof(b), info.size), info.size);
+	printf("%13s %s (%" PRIu64 " bytes)\n", "Region size:",
+	       format_bytes(b, sizeof(b), info.region_size), info.region_size);
+	printf("%13s %s\n", "Backing:", info.backing);
+	if (info.path)
+		printf("%13s %s\n", "Path:", info.path);
+	printf("%13s %s\n", "Protection:", info.protection);
+	printf("%13s %s\n", "Populate:", info.populate ? "yes" : "no");
+	printf("%13s %s\n", "Resident:", format_bytes(b, sizeof(b), info.rss_bytes));
+	printf("%13s %s\n", "Page tables:", format_bytes(b, sizeof(b), info.pgtables_bytes));
+	printf("%13s %" PRIu32 " process%s, %" PRIu32 " window%s\n", "Attached:", info.attached,
+	       info.attached == 1 ? "" : "es", info.windows, info.windows == 1 ? "" : "s");
+	if (info.owner_pid > 0)
+		printf("%13s pid %" PRId64 "\n", "Owner:", info.owner_pid);
+	else
+		printf("%13s -\n", "Owner:");
+	printf("%13s %s\n", "Your access:", info.access);
+	if ((s = json_string_value(json_object_get(reply.object, "source"))))
+		printf("%13s %s\n", "Source:", s);
+	grants = json_object_get(reply.object, "grants");
+	json_array_foreach(grants, i, g)
+		print_grant(g);
+	if (json_is_array(grants) && json_array_size(grants) == 0)
+		printf("%13s none\n", "Grant:");
+	return 0;
+}
+
+static int verb_reload(struct mshare_client *c)
+{
+	_cleanup_free_ char *message = NULL;
+	int k;
+
+	/* Creating and populating regions may take long. */
+	mshare_client_set_timeout(c, 0);
+	k = mshare_client_reload(c, &message);
+	if (k < 0)
+		return report(c, k, "reload");
+	printf("Reloaded: %s.\n", message ?: "done");
+	return 0;
+}
+
+static int set_env_u64(const char *name, uint64_t v)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%" PRIu64, v);
+	return setenv(name, buf, 1) < 0 ? -errno : 0;
+}
+
+/* Does not return on success: CMD replaces us. */
+static int verb_run(struct mshare_client **cp, const struct options *o, const char *name,
+		    char **command)
+{
+	_cleanup_free_ char *env_name = NULL;
+	uint64_t region_size = 0;
+	int fd = -1, k;
+
+	if (!region_name_is_valid(name)) {
+		fprintf(stderr, "mshare-ctl: invalid region name: %s\n", name);
+		return -EINVAL;
+	}
+	k = mshare_client_get(*cp, name, o->rdonly, NULL, &fd, &region_size);
+	if (k < 0)
+		return report(*cp, k, name);
+	/* The daemon's socket must not leak into the command. */
+	mshare_client_free(*cp);
+	*cp = NULL;
+
+	/* Keep clear of stdin, stdout and stderr, and let the fd be inherited. */
+	if (fd < 3) {
+		int n = fcntl(fd, F_DUPFD, 3);
+
+		if (n < 0) {
+			k = -errno;
+			fprintf(stderr, "mshare-ctl: cannot move the descriptor: %m\n");
+			close(fd);
+			return k;
+		}
+		close(fd);
+		fd = n;
+	} else if (fcntl(fd, F_SETFD, 0) < 0) {
+		k = -errno;
+		fprintf(stderr, "mshare-ctl: cannot clear close-on-exec: %m\n");
+		close(fd);
+		return k;
+	}
+
+	env_name = region_env_name(name);
+	if (!env_name || (k = set_env_u64("MSHARE_FD", (uint64_t)fd)) < 0 ||
+	    (k = set_env_u64(env_name, (uint64_t)fd)) < 0 ||
+	    (k = set_env_u64("MSHARE_REGION_SIZE", region_size)) < 0 ||
+	    setenv("MSHARE_REGION", name, 1) < 0 ||
+	    setenv("MSHARE_MODE", o->rdonly ? "ro" : "rw", 1) < 0) {
+		fprintf(stderr, "mshare-ctl: cannot set the environment: %s\n", strerror(ENOMEM));
+		close(fd);
+		return -ENOMEM;
+	}
+
+	execvp(command[0], command);
+	k = -errno;
+	fprintf(stderr, "mshare-ctl: cannot run %s: %m\n", command[0]);
+	close(fd);
+	return k;
+}
+
+static int parse_argv(int argc, char *argv[], struct options *o)
+{
+	enum { ARG_RO = 0x100, ARG_VERSION };
+	static const struct option options[] = {
+		{ "socket", required_argument, NULL, 's' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "ro", no_argument, NULL, ARG_RO },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, ARG_VERSION },
+		{}
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "s:jh", options, NULL)) >= 0) {
+		switch (c) {
+		case 's':
+			o->socket_path = optarg;
+			break;
+		case 'j':
+			o->json = true;
+			break;
+		case ARG_RO:
+			o->rdonly = true;
+			break;
+		case 'h':
+			help();
+			return 1;
+		case ARG_VERSION:
+			printf("mshare-ctl %s\n", MSHARE_HELPER_VERSION);
+			return 1;
+		default:
+			fprintf(stderr, "Try 'mshare-ctl --help'.\n");
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	struct options o = {};
+	struct mshare_client *c = NULL;
+	char **command = NULL;
+	const char *verb;
+	int n_head = argc, n_args, k;
+	char **args;
+
+	/* "run NAME -- CMD ARGS": what follows the first "--" is the command,
+	 * never our options. */
+	for (int i = 1; i < argc; i++)
+		if (streq(argv[i], "--")) {
+			n_head = i;
+			command = argv + i + 1;
+			break;
+		}
+
+	k = parse_argv(n_head, argv, &o);
+	if (k != 0)
+		return k > 0 ? EXIT_SUCCESS : EXIT_USAGE;
+	args = argv + optind;
+	n_args = n_head - optind;
+	if (n_args < 1) {
+		usage_error("missing command");
+		return EXIT_USAGE;
+	}
+	verb = args[0];
+
+	if (streq(verb, "run")) {
+		if (n_args != 2) {
+			usage_error("run needs one region name");
+			return EXIT_USAGE;
+		}
+		if (!command || !command[0]) {
+			usage_error("run needs '-- COMMAND [ARG...]' after the region name");
+			return EXIT_USAGE;
+		}
+	} else if (command) {
+		usage_error("'--' and a command only go with run");
+		return EXIT_USAGE;
+	} else if (o.rdonly) {
+		usage_error("--ro only goes with run");
+		return EXIT_USAGE;
+	}
+	if ((streq(verb, "list") || streq(verb, "reload")) && n_args != 1) {
+		usage_error("%s takes no arguments", verb);
+		return EXIT_USAGE;
+	}
+	if (streq(verb, "show") && n_args != 2) {
+		usage_error("show needs one region name");
+		return EXIT_USAGE;
+	}
+	if (!streq(verb, "list") && !streq(verb, "show") && !streq(verb, "reload") &&
+	    !streq(verb, "run")) {
+		usage_error("unknown command '%s'", verb);
+		return EXIT_USAGE;
+	}
+
+	k = connect_daemon(&o, &c);
+	if (k < 0)
+		return EXIT_FAILURE;
+
+	if (streq(verb, "list"))
+		k = verb_list(c, &o);
+	else if (streq(verb, "show"))
+		k = verb_show(c, &o, args[1]);
+	else if (streq(verb, "reload"))
+		k = verb_reload(c);
+	else {
+		k = verb_run(&c, &o, args[1], command);
+		/* exec failed: 127 if the command is not there, like env(1) */
+		if (k == -ENOENT && !c)
+			k = 127;
+		else if (!c)
+			k = 126;
+	}
+	mshare_client_free(c);
+	if (k > 0)
+		return k;
+	return k < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

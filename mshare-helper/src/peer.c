@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#include "peer.h"
+
+#ifndef SO_PEERPIDFD
+#define SO_PEERPIDFD 77
+#endif
+
+/* The name of the process, or "?" if it cannot be read or it is gone. */
+static void peer_read_comm(struct peer *p, int pidfd)
+{
+	char path[64];
+	_cleanup_fclose_ FILE *f = NULL;
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+
+	strcpy(p->comm, "?");
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)p->pid);
+	f = fopen(path, "re");
+	if (!f || !fgets(p->comm, sizeof(p->comm), f)) {
+		strcpy(p->comm, "?");
+		return;
+	}
+	p->comm[strcspn(p->comm, "\n")] = '\0';
+	/* A pidfd turns readable when its process exits: then the pid may be
+	 * another process's by now, and what was read may not be the peer's. */
+	if (pidfd >= 0 && poll(&pfd, 1, 0) != 0)
+		strcpy(p->comm, "?");
+}
+
+int peer_from_socket(int fd, struct peer *ret)
+{
+	_cleanup_close_ int pidfd = -1;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+	gid_t *groups = NULL;
+	struct peer p = {};
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return -errno;
+	p.pid = cred.pid;
+	p.uid = cred.uid;
+	p.gid = cred.gid;
+
+	/* ERANGE tells the size needed. */
+	len = 0;
+	for (;;) {
+		gid_t *t;
+
+		if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0)
+			break;
+		if (errno != ERANGE) {
+			free(groups);
+			return -errno;
+		}
+		t = realloc(groups, len ?: 1);
+		if (!t) {
+			free(groups);
+			return -ENOMEM;
+		}
+		groups = t;
+	}
+	p.groups = groups;
+	p.n_groups = len / sizeof(gid_t);
+
+	len = sizeof(pidfd);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
+		pidfd = -1; /* ENOPROTOOPT before Linux 6.5 */
+	peer_read_comm(&p, pidfd);
+
+	*ret = p;
+	return 0;
+}
+
+void peer_done(struct peer *p)
+{
+	free(p->groups);
+	p->groups = NULL;
+	p->n_groups = 0;
+}

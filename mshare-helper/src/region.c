@@ -1,0 +1,243 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+
+#include <mshare.h>
+
+#include "log.h"
+#include "region.h"
+
+#ifndef MAP_HUGE_SHIFT
+#define MAP_HUGE_SHIFT 26
+#endif
+
+/* Populating advances this much between progress reports. */
+#define POPULATE_CHUNK ((uint64_t)1 << 30)
+
+static const char *const state_names[_REGION_STATE_MAX] = {
+	[REGION_ACTIVE] = "active",
+	[REGION_CHANGED] = "changed",
+	[REGION_RETIRING] = "retiring",
+	[REGION_FAILED] = "failed",
+};
+
+const char *region_state_to_string(enum region_state s)
+{
+	return s < _REGION_STATE_MAX ? state_names[s] : "unknown";
+}
+
+static unsigned log2_u64(uint64_t v)
+{
+	return 63u - (unsigned)__builtin_clzll(v);
+}
+
+/* Opens Path= and checks it can back the whole object. */
+static int open_backing_file(const struct region_config *c)
+{
+	_cleanup_close_ int fd = -1;
+	struct stat st;
+
+	fd = open(c->path, ((c->prot & PROT_WRITE) ? O_RDWR : O_RDONLY) | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return log_error_errno(errno, "Region '%s' (%s): cannot open Path=%s: %m",
+				       c->name, c->source, c->path);
+	if (fstat(fd, &st) < 0)
+		return log_error_errno(errno, "Region '%s' (%s): cannot stat %s: %m",
+				       c->name, c->source, c->path);
+	if (!S_ISREG(st.st_mode))
+		return log_error_errno(ENODEV, "Region '%s' (%s): %s is not a regular file",
+				       c->name, c->source, c->path);
+	/* Pages past the end of the file would give SIGBUS in every window. */
+	if ((uint64_t)st.st_size < c->offset + c->size)
+		return log_error_errno(EINVAL,
+				       "Region '%s' (%s): %s has %" PRIu64 " bytes, fewer than Offset= plus Size= (%" PRIu64 ")",
+				       c->name, c->source, c->path, (uint64_t)st.st_size,
+				       c->offset + c->size);
+	return TAKE_FD(fd);
+}
+
+static int make_memfd(const struct region_config *c)
+{
+	_cleanup_close_ int fd = -1;
+	char name[16 + REGION_NAME_MAX];
+
+	snprintf(name, sizeof(name), "mshare:%s", c->name);
+	fd = memfd_create(name, MFD_CLOEXEC);
+	if (fd < 0)
+		return log_error_errno(errno, "Region '%s' (%s): cannot create a memfd: %m",
+				       c->name, c->source);
+	if (ftruncate(fd, (off_t)c->size) < 0)
+		return log_error_errno(errno, "Region '%s' (%s): cannot size the memfd: %m",
+				       c->name, c->source);
+	return TAKE_FD(fd);
+}
+
+/* Puts the configured object at offset 0 of the region. */
+static int region_map(struct region *r)
+{
+	const struct region_config *c = &r->config;
+	_cleanup_close_ int backing = -1;
+	unsigned int flags = MAP_SHARED;
+	off_t backing_offset = 0;
+
+	switch (c->backing) {
+	case BACKING_ANONYMOUS:
+		flags |= MAP_ANONYMOUS;
+		break;
+	case BACKING_HUGETLBFS:
+		flags |= MAP_ANONYMOUS | MAP_HUGETLB |
+			 (log2_u64(c->huge_page_size) << MAP_HUGE_SHIFT);
+		break;
+	case BACKING_MEMFD:
+		backing = make_memfd(c);
+		if (backing < 0)
+			return backing;
+		break;
+	case BACKING_FILE:
+		backing = open_backing_file(c);
+		if (backing < 0)
+			return backing;
+		backing_offset = (off_t)c->offset;
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	/* The mapping holds its own reference to the backing file. */
+	if (mshare_map_object(r->fd, 0, c->size, (unsigned)c->prot, flags, backing,
+			      backing_offset) < 0)
+		return log_error_errno(errno, "Region '%s' (%s): cannot map %s%s%s of %" PRIu64 " bytes: %m",
+				       c->name, c->source, backing_to_string(c->backing),
+				       c->path ? " " : "", c->path ?: "", c->size);
+	return 0;
+}
+
+static int region_setup(struct region *r)
+{
+	const struct region_config *c = &r->config;
+	long align;
+	int k;
+
+	r->fd = mshare_create(O_CLOEXEC);
+	if (r->fd < 0) {
+		if (errno == ENOSYS)
+			return log_error_errno(errno, "Region '%s': the running kernel has no mshare system calls: %m",
+					       c->name);
+		return log_error_errno(errno, "Region '%s' (%s): cannot create the region: %m",
+				       c->name, c->source);
+	}
+
+	align = mshare_alignment(r->fd);
+	if (align <= 0)
+		return log_error_errno(align < 0 ? errno : EIO,
+				       "Region '%s': cannot tell the sharing alignment: %m", c->name);
+	if (c->size > UINT64_MAX - (uint64_t)align + 1)
+		return log_error_errno(EFBIG, "Region '%s' (%s): Size= is too large", c->name, c->source);
+	r->region_size = (c->size + (uint64_t)align - 1) / (uint64_t)align * (uint64_t)align;
+	if (ftruncate(r->fd, (off_t)r->region_size) < 0)
+		return log_error_errno(errno, "Region '%s' (%s): cannot size the region to %" PRIu64 " bytes: %m",
+				       c->name, c->source, r->region_size);
+
+	k = region_map(r);
+	if (k < 0)
+		return k;
+
+	r->fd_ro = mshare_fd_rdonly(r->fd);
+	if (r->fd_ro < 0)
+		return log_error_errno(errno, "Region '%s': cannot make a read-only descriptor: %m",
+				       c->name);
+	return 0;
+}
+
+int region_create(const struct region_config *config, struct region **ret)
+{
+	struct region *r;
+	int k;
+
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return log_oom();
+	r->fd = r->fd_ro = -1;
+	if (region_config_copy(config, &r->config) < 0) {
+		free(r);
+		return log_oom();
+	}
+
+	k = region_setup(r);
+	if (k < 0) {
+		/* Whatever was made goes now; the entry stays, as "failed". */
+		r->fd_ro = safe_close(r->fd_ro);
+		r->fd = safe_close(r->fd);
+		r->region_size = 0;
+		r->state = REGION_FAILED;
+		r->error = -k;
+	} else
+		log_info("Region '%s' created: %s%s%s, %" PRIu64 " bytes, protection %s (%s).",
+			 config->name, backing_to_string(config->backing),
+			 config->path ? " " : "", config->path ?: "", config->size,
+			 prot_to_string(config->prot), config->source);
+	*ret = r;
+	return k;
+}
+
+int region_populate(struct region *r, region_progress_t progress, void *userdata)
+{
+	const struct region_config *c = &r->config;
+	/* Writing would dirty every page of a file for nothing. */
+	int advice = (c->prot & PROT_WRITE) && c->backing != BACKING_FILE ?
+			     MADV_POPULATE_WRITE : MADV_POPULATE_READ;
+	uint64_t chunk = POPULATE_CHUNK, done = 0;
+	usec_t start = now_usec();
+
+	if (r->fd < 0)
+		return -EBADF;
+	/* Chunks stay huge page aligned: both are powers of two. */
+	if (c->backing == BACKING_HUGETLBFS && c->huge_page_size > chunk)
+		chunk = c->huge_page_size;
+
+	while (done < c->size) {
+		uint64_t n = c->size - done < chunk ? c->size - done : chunk;
+
+		if (progress)
+			progress(userdata, r, done);
+		if (mshare_advise(r->fd, (off_t)done, n, advice) < 0)
+			return log_warning_errno(errno,
+						 "Region '%s': populating failed after %" PRIu64 " of %" PRIu64 " bytes, the rest is faulted in on use: %m",
+						 c->name, done, c->size);
+		done += n;
+	}
+	log_info("Region '%s' populated: %" PRIu64 " bytes in %" PRIu64 " ms.", c->name, c->size,
+		 (now_usec() - start) / USEC_PER_MSEC);
+	return 0;
+}
+
+int region_stats(const struct region *r, struct region_stats *ret)
+{
+	struct mshare_fdinfo info;
+
+	if (r->fd < 0)
+		return -EBADF;
+	if (mshare_info(r->fd, &info) < 0)
+		return -errno;
+	*ret = (struct region_stats){
+		.rss_bytes = info.rss_pages * (uint64_t)sysconf(_SC_PAGESIZE),
+		.pgtables_bytes = info.pgtables_bytes,
+		.attached = info.attached,
+		.windows = info.windows,
+		.owner = info.owner,
+	};
+	return 0;
+}
+
+void region_free(struct region *r)
+{
+	if (!r)
+		return;
+	safe_close(r->fd_ro);
+	safe_close(r->fd);
+	region_config_done(&r->config);
+	region_config_done(&r->pending);
+	free(r);
+}

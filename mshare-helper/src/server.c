@@ -1,0 +1,701 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sys/socket.h>
+
+#include "log.h"
+#include "peer.h"
+#include "policy.h"
+#include "protocol.h"
+#include "server.h"
+
+#ifndef MSHARE_HELPER_VERSION
+#define MSHARE_HELPER_VERSION "unknown"
+#endif
+
+/* Accepting pauses this long after running out of descriptors or memory. */
+#define LISTEN_PAUSE_USEC (100 * USEC_PER_MSEC)
+/* At most one "too many connections" line per this long. */
+#define REFUSAL_LOG_INTERVAL_USEC (10 * USEC_PER_SEC)
+/* Accepted per wakeup, so that a flood does not starve the connections. */
+#define ACCEPT_BURST 64
+
+struct conn {
+	struct watch watch;	/* first: the epoll data pointer */
+	struct server *server;
+	struct peer peer;
+	usec_t deadline;
+	struct conn *prev, *next;	/* in server->head..tail */
+	bool linked;
+	/* A reply the socket had no room for yet, sent on EPOLLOUT. */
+	char *out;
+	size_t out_len;
+	int out_fd;
+	bool close_after;	/* once out is sent */
+};
+
+/* ---- connection bookkeeping ---- */
+
+static void conn_unlink(struct conn *c)
+{
+	struct server *s = c->server;
+
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		s->head = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+	else
+		s->tail = c->prev;
+	c->prev = c->next = NULL;
+	c->linked = false;
+}
+
+/* Every deadline is "last activity + timeout": appending keeps the order. */
+static void conn_touch(struct conn *c, usec_t now)
+{
+	struct server *s = c->server;
+
+	if (c->linked)
+		conn_unlink(c);
+	c->prev = s->tail;
+	if (s->tail)
+		s->tail->next = c;
+	else
+		s->head = c;
+	s->tail = c;
+	c->linked = true;
+	c->deadline = now + s->timeout;
+}
+
+static void conn_free(struct conn *c)
+{
+	struct server *s = c->server;
+
+	conn_unlink(c);
+	/* Closing drops the epoll registration too. */
+	safe_close(c->watch.fd);
+	safe_close(c->out_fd);
+	free(c->out);
+	peer_done(&c->peer);
+	s->n_connections--;
+	free(c);
+}
+
+/* ---- sending ---- */
+
+static int send_message(int fd, const char *buf, size_t len, int pass_fd)
+{
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} control = {};
+	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	ssize_t n;
+
+	if (pass_fd >= 0) {
+		struct cmsghdr *cmsg;
+
+		mh.msg_control = control.buf;
+		mh.msg_controllen = sizeof(control.buf);
+		cmsg = CMSG_FIRSTHDR(&mh);
+		cmsg->cmsg_level = SOL_SOCKET;
+		cmsg->cmsg_type = SCM_RIGHTS;
+		cmsg->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cmsg), &pass_fd, sizeof(int));
+	}
+	/* MSG_NOSIGNAL: a peer that went away is EPIPE here, never SIGPIPE. */
+	n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+	if (n < 0)
+		return -errno;
+	return (size_t)n == len ? 0 : -EIO; /* SOCK_SEQPACKET: all or nothing */
+}
+
+/*
+ * Sends a reply (with pass_fd, if >= 0). If the peer's queue is full, the
+ * reply is kept and sent when the socket is writable; no further request is
+ * read meanwhile. Returns < 0 if the connection is to be closed.
+ */
+static int conn_reply(struct conn *c, json_t *reply, int pass_fd, bool close_after)
+{
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int k;
+
+	if (!reply)
+		return log_oom();
+	k = proto_dump(reply, &text, &len);
+	json_decref(reply);
+	if (k < 0)
+		return log_error_errno(k, "Cannot encode a reply to pid %d: %m", (int)c->peer.pid);
+
+	k = send_message(c->watch.fd, text, len, pass_fd);
+	if (k == -EAGAIN) {
+		if (pass_fd >= 0) {
+			/* The region may be retired before the reply goes out:
+			 * the reply holds its own descriptor. */
+			c->out_fd = fcntl(pass_fd, F_DUPFD_CLOEXEC, 3);
+			if (c->out_fd < 0)
+				return log_warning_errno(errno, "Cannot keep a reply to pid %d: %m",
+							 (int)c->peer.pid);
+		}
+		c->out = TAKE_PTR(text);
+		c->out_len = len;
+		c->close_after = close_after;
+		k = watch_modify(c->server->epoll_fd, &c->watch, EPOLLOUT);
+		return k < 0 ? log_warning_errno(k, "Cannot wait for pid %d to read: %m", (int)c->peer.pid) : 0;
+	}
+	if (k < 0) {
+		/* The client went away (EPIPE, ECONNRESET) or broke: its loss. */
+		log_debug_errno(k, "Cannot reply to pid %d (%s): %m", (int)c->peer.pid, c->peer.comm);
+		return k;
+	}
+	return close_after ? -ECONNABORTED : 0;
+}
+
+static void conn_flush(struct conn *c)
+{
+	int k;
+
+	k = send_message(c->watch.fd, c->out, c->out_len, c->out_fd);
+	if (k == -EAGAIN)
+		return;
+	c->out = (free(c->out), NULL);
+	c->out_fd = safe_close(c->out_fd);
+	if (k < 0 || c->close_after ||
+	    watch_modify(c->server->epoll_fd, &c->watch, EPOLLIN) < 0) {
+		conn_free(c);
+		return;
+	}
+	conn_touch(c, now_usec());
+}
+
+/* ---- requests ---- */
+
+static bool peer_is_root(const struct conn *c)
+{
+	return c->peer.uid == 0;
+}
+
+static enum access_mode conn_access(const struct conn *c, const char *region)
+{
+	struct peer_identity id = peer_identity(&c->peer);
+
+	return policy_access(c->server->manager->config, region, &id, NULL);
+}
+
+static json_t *region_info_json(const struct region *r, enum access_mode access)
+{
+	const struct region_config *rc = &r->config;
+	struct region_stats st = {};
+	struct proto_region_info info = {
+		.name = rc->name,
+		.state = (char *)region_state_to_string(r->state),
+		.size = rc->size,
+		.region_size = r->region_size,
+		.backing = (char *)backing_to_string(rc->backing),
+		.path = rc->path,
+		.protection = (char *)prot_to_string(rc->prot),
+		.populate = rc->populate,
+		.access = (char *)access_mode_to_string(access),
+	};
+
+	if (region_stats(r, &st) == 0) {
+		info.rss_bytes = st.rss_bytes;
+		info.pgtables_bytes = st.pgtables_bytes;
+		info.attached = st.attached;
+		info.windows = st.windows;
+		info.owner_pid = st.owner;
+	}
+	return proto_region_info_to_json(&info);
+}
+
+static int op_hello(struct conn *c, const struct proto_request *req)
+{
+	json_t *reply = proto_reply_new_ok(), *versions = json_array();
+
+	log_debug("Hello from pid %d (%s), uid %u, client \"%s\".", (int)c->peer.pid, c->peer.comm,
+		  c->peer.uid, strna(req->client));
+	if (!reply || !versions || json_array_append_new(versions, json_integer(MSHARE_PROTOCOL_VERSION)) < 0 ||
+	    json_object_set_new(reply, "versions", versions) < 0 ||
+	    json_object_set_new(reply, "server", json_string("mshare-owner " MSHARE_HELPER_VERSION)) < 0 ||
+	    json_object_set_new(reply, "max_message", json_integer(MSHARE_PROTOCOL_MAX_MESSAGE)) < 0 ||
+	    json_object_set_new(reply, "uid", json_integer(c->peer.uid)) < 0) {
+		json_decref(reply);
+		return conn_reply(c, NULL, -1, false);
+	}
+	return conn_reply(c, reply, -1, false);
+}
+
+static int op_get(struct conn *c, const struct proto_request *req)
+{
+	struct manager *m = c->server->manager;
+	struct region *r = manager_find(m, req->region);
+	struct peer_identity id = peer_identity(&c->peer);
+	_cleanup_free_ struct container_annotation *annotations = NULL;
+	struct container_identity ct = {};
+	_cleanup_free_ char *who = NULL;
+	enum access_mode access;
+	json_t *reply;
+
+	if (req->has_container) {
+		/* Only a trusted runtime hook may speak for a container. */
+		if (!peer_is_root(c))
+			return conn_reply(c, proto_reply_new_error(EPERM,
+				"only root may ask for a region on behalf of a container"), -1, false);
+		annotations = calloc(req->n_annotations ?: 1, sizeof(*annotations));
+		if (!annotations)
+			return log_oom();
+		for (size_t i = 0; i < req->n_annotations; i++)
+			annotations[i] = (struct container_annotation){
+				req->annotations[i].key, req->annotations[i].value,
+			};
+		ct = (struct container_identity){
+			.name = req->container_name,
+			.id = req->container_id,
+			.annotations = annotations,
+			.n_annotations = req->n_annotations,
+		};
+	}
+
+	who = strprintf("pid %d (%s), uid %u%s%s%s%s", (int)c->peer.pid, c->peer.comm, c->peer.uid,
+			req->has_container ? ", for container " : "",
+			req->has_container ? (req->container_name ?: "?") : "",
+			req->container_id ? " id " : "", req->container_id ?: "");
+	if (!who)
+		return log_oom();
+
+	if (!r || r->state == REGION_RETIRING) {
+		log_info("Refused region '%s' to %s: not configured.", req->region, who);
+		return conn_reply(c, proto_reply_new_error(ENOENT, "no region '%s' is configured",
+							   req->region), -1, false);
+	}
+	access = policy_access(m->config, req->region, &id, req->has_container ? &ct : NULL);
+	if (access == ACCESS_NONE) {
+		log_notice("Refused region '%s' to %s: no grant.", req->region, who);
+		return conn_reply(c, proto_reply_new_error(EACCES,
+			"region '%s' is not granted to uid %u%s", req->region, c->peer.uid,
+			req->has_container ? " for this container" : ""), -1, false);
+	}
+	if (!access_allows(access, req->mode)) {
+		log_notice("Refused region '%s' read-write to %s: granted read-only.", req->region, who);
+		return conn_reply(c, proto_reply_new_error(EACCES,
+			"region '%s' is granted read-only; ask for mode \"ro\"", req->region), -1, false);
+	}
+	if (r->state == REGION_FAILED)
+		return conn_reply(c, proto_reply_new_error(ENXIO,
+			"region '%s' could not be created (%s); see the journal of mshare-owner",
+			req->region, strerror(r->error)), -1, false);
+
+	reply = proto_reply_new_ok();
+	if (!reply || json_object_set_new(reply, "mode", json_string(access_mode_to_string(req->mode))) < 0 ||
+	    json_object_set_new(reply, "region", region_info_json(r, access)) < 0) {
+		json_decref(reply);
+		return conn_reply(c, NULL, -1, false);
+	}
+	r->last_handout = now_usec();
+	log_info("Handed region '%s' %s to %s.", req->region,
+		 req->mode == ACCESS_RW ? "read-write" : "read-only", who);
+	return conn_reply(c, reply, req->mode == ACCESS_RW ? r->fd : r->fd_ro, false);
+}
+
+static int op_list(struct conn *c, const struct proto_request *req)
+{
+	struct manager *m = c->server->manager;
+	json_t *reply = proto_reply_new_ok(), *regions = json_array();
+	/* Room for the envelope and "next". */
+	size_t room = MSHARE_PROTOCOL_MAX_MESSAGE - 256;
+	size_t i;
+
+	if (!reply || !regions || json_object_set(reply, "regions", regions) < 0)
+		goto oom;
+	for (i = req->start; i < m->n_regions; i++) {
+		const struct region *r = m->regions[i];
+		json_t *info;
+		char *s;
+		size_t n;
+
+		info = region_info_json(r, conn_access(c, r->config.name));
+		s = info ? json_dumps(info, JSON_COMPACT) : NULL;
+		n = s ? strlen(s) + 1 : 0;
+		free(s);
+		if (!s || n > room) {
+			json_decref(info);
+			if (!s)
+				goto oom;
+			break; /* the rest on the next page */
+		}
+		room -= n;
+		if (json_array_append_new(regions, info) < 0)
+			goto oom;
+	}
+	if (i < m->n_regions && json_object_set_new(reply, "next", json_integer((json_int_t)i)) < 0)
+		goto oom;
+	json_decref(regions);
+	return conn_reply(c, reply, -1, false);
+oom:
+	json_decref(regions);
+	json_decref(reply);
+	return conn_reply(c, NULL, -1, false);
+}
+
+static json_t *grant_json(const struct grant *g)
+{
+	json_t *o = json_object(), *users = json_array(), *groups = json_array(),
+	       *annotations = json_object();
+	int k = 0;
+
+	if (!o || !users || !groups || !annotations)
+		k = -ENOMEM;
+	for (size_t i = 0; k == 0 && i < g->n_uids; i++)
+		k = json_array_append_new(users, json_integer(g->uids[i]));
+	for (size_t i = 0; k == 0 && i < g->n_gids; i++)
+		k = json_array_append_new(groups, json_integer(g->gids[i]));
+	for (size_t i = 0; k == 0 && i < g->n_annotations; i++)
+		k = json_object_set_new(annotations, g->annotations[i].key,
+					json_string(g->annotations[i].pattern));
+	if (k == 0) {
+		json_t *containers = json_array(), *ids = json_array();
+
+		for (char **p = g->containers; p && *p; p++)
+			json_array_append_new(containers, json_string(*p));
+		for (char **p = g->container_ids; p && *p; p++)
+			json_array_append_new(ids, json_string(*p));
+		k = json_object_set_new(o, "source", json_string(g->source)) |
+		    json_object_set_new(o, "region", json_string(g->region)) |
+		    json_object_set_new(o, "mode", json_string(access_mode_to_string(g->mode))) |
+		    json_object_set_new(o, "users", users) |
+		    json_object_set_new(o, "groups", groups) |
+		    json_object_set_new(o, "containers", containers) |
+		    json_object_set_new(o, "container_ids", ids) |
+		    json_object_set_new(o, "annotations", annotations);
+		users = groups = annotations = NULL;
+	}
+	json_decref(users);
+	json_decref(groups);
+	json_decref(annotations);
+	if (k != 0) {
+		json_decref(o);
+		return NULL;
+	}
+	return o;
+}
+
+static int op_show(struct conn *c, const struct proto_request *req)
+{
+	struct manager *m = c->server->manager;
+	struct region *r = manager_find(m, req->region);
+	json_t *reply, *info;
+
+	if (!r)
+		return conn_reply(c, proto_reply_new_error(ENOENT, "no region '%s' is configured",
+							   req->region), -1, false);
+
+	reply = proto_reply_new_ok();
+	info = region_info_json(r, conn_access(c, r->config.name));
+	if (!reply || !info || json_object_set_new(reply, "region", info) < 0)
+		goto oom;
+	info = NULL;
+	if (json_object_set_new(reply, "source", json_string(r->config.source ?: "")) < 0)
+		goto oom;
+	if (r->state == REGION_FAILED &&
+	    json_object_set_new(reply, "error", json_string(errno_to_name(r->error))) < 0)
+		goto oom;
+	if (r->state == REGION_CHANGED &&
+	    json_object_set_new(reply, "pending_source", json_string(r->pending.source ?: "")) < 0)
+		goto oom;
+	if (peer_is_root(c)) {
+		json_t *grants = json_array();
+
+		if (!grants || json_object_set_new(reply, "grants", grants) < 0)
+			goto oom;
+		for (size_t i = 0; i < m->config->n_grants; i++) {
+			const struct grant *g = &m->config->grants[i];
+
+			if (grant_matches_region(g, r->config.name) &&
+			    json_array_append_new(grants, grant_json(g)) < 0)
+				goto oom;
+		}
+	}
+	return conn_reply(c, reply, -1, false);
+oom:
+	json_decref(info);
+	json_decref(reply);
+	return conn_reply(c, NULL, -1, false);
+}
+
+static int op_reload(struct conn *c)
+{
+	struct server *s = c->server;
+	_cleanup_free_ char *message = NULL;
+	json_t *reply;
+	int k;
+
+	if (!peer_is_root(c)) {
+		log_notice("Refused reload to pid %d (%s), uid %u.", (int)c->peer.pid, c->peer.comm,
+			   c->peer.uid);
+		return conn_reply(c, proto_reply_new_error(EPERM, "reload is only allowed for root"),
+				  -1, false);
+	}
+	log_info("Reload requested by pid %d (%s).", (int)c->peer.pid, c->peer.comm);
+	k = s->reload(s->userdata, &message);
+	if (k < 0)
+		return conn_reply(c, proto_reply_new_error(k, "%s", message ?: strerror(-k)), -1, false);
+	reply = proto_reply_new_ok();
+	if (reply && message && json_object_set_new(reply, "message", json_string(message)) < 0)
+		reply = (json_decref(reply), NULL);
+	return conn_reply(c, reply, -1, false);
+}
+
+static int conn_dispatch(struct conn *c, const struct proto_request *req)
+{
+	switch (req->op) {
+	case PROTO_OP_HELLO:
+		return op_hello(c, req);
+	case PROTO_OP_GET:
+		return op_get(c, req);
+	case PROTO_OP_LIST:
+		return op_list(c, req);
+	case PROTO_OP_SHOW:
+		return op_show(c, req);
+	case PROTO_OP_RELOAD:
+		return op_reload(c);
+	default:
+		return -EOPNOTSUPP;
+	}
+}
+
+/* Reads and answers one message. < 0: close the connection. */
+static int conn_process(struct conn *c)
+{
+	struct server *s = c->server;
+	struct iovec iov = { .iov_base = s->buf, .iov_len = MSHARE_PROTOCOL_MAX_MESSAGE };
+	/* No room for control messages: descriptors a client sends along are
+	 * never installed here (the kernel drops them and sets MSG_CTRUNC). */
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	_cleanup_(proto_request_done) struct proto_request req = {};
+	_cleanup_free_ char *error = NULL;
+	ssize_t n;
+	int k;
+
+	n = recvmsg(c->watch.fd, &mh, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
+	if (n < 0) {
+		if (errno == EAGAIN || errno == EINTR)
+			return 0;
+		return log_debug_errno(errno, "Cannot read from pid %d: %m", (int)c->peer.pid);
+	}
+	if (n == 0)
+		return -ECONNRESET; /* hung up */
+
+	if (mh.msg_flags & MSG_CTRUNC) {
+		log_notice("Pid %d (%s), uid %u sent file descriptors or credentials; closing.",
+			   (int)c->peer.pid, c->peer.comm, c->peer.uid);
+		return conn_reply(c, proto_reply_new_error(EBADMSG,
+			"messages must not carry file descriptors or credentials"), -1, true);
+	}
+	if ((mh.msg_flags & MSG_TRUNC) || (size_t)n > MSHARE_PROTOCOL_MAX_MESSAGE) {
+		log_notice("Pid %d (%s), uid %u sent a message of %zd bytes, more than %d; closing.",
+			   (int)c->peer.pid, c->peer.comm, c->peer.uid, n, MSHARE_PROTOCOL_MAX_MESSAGE);
+		return conn_reply(c, proto_reply_new_error(EMSGSIZE,
+			"message of %zd bytes is longer than the maximum of %d", n,
+			MSHARE_PROTOCOL_MAX_MESSAGE), -1, true);
+	}
+
+	k = proto_request_decode(s->buf, (size_t)n, &req, &error);
+	if (k == -ENOMEM)
+		return log_oom();
+	if (k < 0) {
+		log_notice("Bad request from pid %d (%s), uid %u: %s; closing.", (int)c->peer.pid,
+			   c->peer.comm, c->peer.uid, strna(error));
+		return conn_reply(c, proto_reply_new_error(k, "%s", error ?: strerror(-k)), -1, true);
+	}
+	conn_touch(c, now_usec());
+	return conn_dispatch(c, &req);
+}
+
+static void conn_dispatch_event(struct watch *w, uint32_t events)
+{
+	struct conn *c = (struct conn *)w;
+
+	if (c->out) {
+		if (events & (EPOLLOUT | EPOLLERR | EPOLLHUP))
+			conn_flush(c);
+		return;
+	}
+	/* Read even after a hang-up: the last request may still be queued. */
+	if (events & EPOLLIN) {
+		if (conn_process(c) < 0)
+			conn_free(c);
+		return;
+	}
+	if (events & (EPOLLERR | EPOLLHUP))
+		conn_free(c);
+}
+
+/* ---- accepting ---- */
+
+static void server_refuse(struct server *s, int fd)
+{
+	_cleanup_free_ char *text = NULL;
+	json_t *reply;
+	size_t len;
+	usec_t now = now_usec();
+
+	s->n_refused++;
+	reply = proto_reply_new_error(EAGAIN, "too many connections (%zu); try again later",
+				      s->max_connections);
+	if (reply && proto_dump(reply, &text, &len) == 0)
+		(void)send_message(fd, text, len, -1);
+	json_decref(reply);
+	safe_close(fd);
+	if (now >= s->refusals_logged + REFUSAL_LOG_INTERVAL_USEC) {
+		log_warning("Refusing connections: %zu are open, the maximum (%" PRIu64 " refused so far).",
+			    s->n_connections, s->n_refused);
+		s->refusals_logged = now;
+	}
+}
+
+static void server_pause_listening(struct server *s, int error)
+{
+	log_warning_errno(error, "Cannot accept connections, pausing for %" PRIu64 " ms: %m",
+			  LISTEN_PAUSE_USEC / USEC_PER_MSEC);
+	if (watch_modify(s->epoll_fd, &s->listen, 0) == 0)
+		s->listen_paused_until = now_usec() + LISTEN_PAUSE_USEC;
+}
+
+static void server_accept_one(struct server *s, int fd)
+{
+	struct conn *c;
+	int k;
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		log_oom();
+		safe_close(fd);
+		return;
+	}
+	*c = (struct conn){
+		.watch = { .fd = fd, .dispatch = conn_dispatch_event },
+		.server = s,
+		.out_fd = -1,
+	};
+	k = peer_from_socket(fd, &c->peer);
+	if (k < 0) {
+		log_warning_errno(k, "Cannot tell who is connecting, closing: %m");
+		safe_close(fd);
+		free(c);
+		return;
+	}
+	k = watch_add(s->epoll_fd, &c->watch, EPOLLIN);
+	if (k < 0) {
+		log_warning_errno(k, "Cannot watch a connection: %m");
+		peer_done(&c->peer);
+		safe_close(fd);
+		free(c);
+		return;
+	}
+	s->n_connections++;
+	conn_touch(c, now_usec());
+	log_debug("Connection from pid %d (%s), uid %u, gid %u.", (int)c->peer.pid, c->peer.comm,
+		  c->peer.uid, c->peer.gid);
+}
+
+static void server_dispatch_listen(struct watch *w, uint32_t events)
+{
+	struct server *s = (struct server *)((char *)w - offsetof(struct server, listen));
+
+	(void)events;
+	for (int i = 0; i < ACCEPT_BURST; i++) {
+		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			switch (errno) {
+			case EAGAIN:
+				return;
+			case EINTR:
+			case ECONNABORTED:
+			case EPROTO:
+			case EPERM: /* a security module said no */
+				continue;
+			default:
+				/* EMFILE, ENFILE, ENOBUFS, ENOMEM: the
+				 * connection stays queued, and accepting again
+				 * at once would spin. */
+				server_pause_listening(s, errno);
+				return;
+			}
+		}
+		if (s->n_connections >= s->max_connections)
+			server_refuse(s, fd);
+		else
+			server_accept_one(s, fd);
+	}
+}
+
+int server_init(struct server *s, int epoll_fd, int listen_fd, struct manager *m)
+{
+	int k;
+
+	*s = (struct server){
+		.listen = { .fd = listen_fd, .dispatch = server_dispatch_listen },
+		.epoll_fd = epoll_fd,
+		.manager = m,
+		.timeout = SERVER_TIMEOUT_DEFAULT_USEC,
+		.max_connections = SERVER_MAX_CONNECTIONS_DEFAULT,
+	};
+	s->buf = malloc(MSHARE_PROTOCOL_MAX_MESSAGE);
+	if (!s->buf)
+		return log_oom();
+	/* Socket activation may hand it over blocking. */
+	k = fcntl(listen_fd, F_GETFL);
+	if (k < 0 || fcntl(listen_fd, F_SETFL, k | O_NONBLOCK) < 0)
+		return log_error_errno(errno, "Cannot make the listening socket non-blocking: %m");
+	k = watch_add(epoll_fd, &s->listen, EPOLLIN);
+	if (k < 0)
+		return log_error_errno(k, "Cannot watch the listening socket: %m");
+	return 0;
+}
+
+usec_t server_next_wakeup(const struct server *s)
+{
+	usec_t t = s->head ? s->head->deadline : USEC_INFINITY;
+
+	if (s->listen_paused_until && s->listen_paused_until < t)
+		t = s->listen_paused_until;
+	return t;
+}
+
+void server_process_timeouts(struct server *s, usec_t now)
+{
+	if (s->listen_paused_until && now >= s->listen_paused_until) {
+		if (watch_modify(s->epoll_fd, &s->listen, EPOLLIN) == 0)
+			s->listen_paused_until = 0;
+		else
+			s->listen_paused_until = now + LISTEN_PAUSE_USEC;
+	}
+	while (s->head && s->head->deadline <= now) {
+		struct conn *c = s->head;
+		_cleanup_free_ char *text = NULL;
+		json_t *reply;
+		size_t len;
+
+		log_debug("Connection from pid %d (%s) idle for too long; closing.", (int)c->peer.pid,
+			  c->peer.comm);
+		reply = proto_reply_new_error(ETIMEDOUT, "no request within %" PRIu64 " ms",
+					      s->timeout / USEC_PER_MSEC);
+		if (!c->out && reply && proto_dump(reply, &text, &len) == 0)
+			(void)send_message(c->watch.fd, text, len, -1);
+		json_decref(reply);
+		conn_free(c);
+	}
+}
+
+void server_done(struct server *s)
+{
+	while (s->head)
+		conn_free(s->head);
+	free(s->buf);
+	s->buf = NULL;
+}

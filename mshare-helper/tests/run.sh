@@ -1,0 +1,22 @@
+#!/bin/sh
+# Runs the TAP test commands given as arguments (each one shell word list) and adds their results up.
+# A program that crashes or exits non-zero without a failed check counts as
+# one failure. The last line is "N passed, N failed".
+passed=0
+failed=0
+for t in "$@"; do
+	echo "# $t"
+	out=$(sh -c "$t" 2>&1)
+	rc=$?
+	printf '%s\n' "$out"
+	p=$(printf '%s\n' "$out" | grep -c '^ok ')
+	f=$(printf '%s\n' "$out" | grep -c '^not ok ')
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		echo "not ok - $t exited with status $rc"
+		f=1
+	fi
+	passed=$((passed + p))
+	failed=$((failed + f))
+done
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,544 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Host test of mshare-owner's socket, policy, reload and robustness logic.
+
+Runs the daemon built on tests/fake-mshare.c (a region is a memfd there: the
+host kernel has no mshare system calls) with --socket in a temporary
+directory, and mshare-ctl against it. Prints TAP. Usage:
+
+    test-daemon.py MSHARE_OWNER_FAKE MSHARE_CTL OWNER_STRESS
+
+What needs the real kernel (sharing page tables, read-only windows, SIGSEGV
+after the owner exits, cgroup charging) is for the in-guest tests.
+"""
+
+import array
+import errno
+import json
+import os
+import resource
+import select
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+MAX_MESSAGE = 64 * 1024
+NOBODY = 65534
+
+count = 0
+failed = 0
+
+
+def ok(cond, what, detail=None):
+    global count, failed
+    count += 1
+    if not cond:
+        failed += 1
+    print(f"{'ok' if cond else 'not ok'} {count} - {what}")
+    if not cond and detail is not None:
+        for line in str(detail).splitlines():
+            print(f"#   {line}")
+    sys.stdout.flush()
+    return cond
+
+
+def skip(what, why):
+    global count
+    count += 1
+    print(f"ok {count} - {what} # SKIP {why}")
+
+
+CONFIG = """
+[Region]
+Name=alpha
+Size=4M
+Backing=anonymous
+Protection=rw
+
+[Region]
+Name=beta
+Size=2M
+Backing=memfd
+
+[Region]
+Name=gamma
+Size=6M
+Populate=yes
+
+[Region]
+Name=huge
+Size=4M
+Backing=hugetlbfs
+
+[Grant]
+Region=*
+Mode=rw
+User=root
+
+[Grant]
+Region=alpha
+Mode=ro
+User={nobody}
+
+[Grant]
+Region=beta
+Mode=rw
+Container=web-*
+Annotation=tier=prod
+"""
+
+
+class Daemon:
+    def __init__(self, binary, tmp, name, extra=()):
+        self.tmp = tmp
+        self.sock = os.path.join(tmp, f"{name}.sock")
+        self.conf = os.path.join(tmp, f"{name}.d")
+        self.log = os.path.join(tmp, f"{name}.log")
+        self.attached = os.path.join(tmp, f"{name}.attached")
+        os.makedirs(self.conf, exist_ok=True)
+        self.write_config("main.conf", CONFIG.format(nobody=NOBODY))
+        env = dict(os.environ, FAKE_MSHARE_ATTACHED=self.attached)
+        env.pop("NOTIFY_SOCKET", None)
+        env.pop("LISTEN_FDS", None)
+        self.proc = subprocess.Popen(
+            [binary, "--socket", self.sock, "--config-dir", self.conf, "--log-level", "debug",
+             *extra],
+            stdout=subprocess.DEVNULL, stderr=open(self.log, "w"), env=env)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            try:
+                s = connect(self.sock)
+                s.close()
+                return
+            except OSError:
+                time.sleep(0.05)
+        raise RuntimeError(f"daemon did not come up: {open(self.log).read()}")
+
+    def write_config(self, name, text):
+        with open(os.path.join(self.conf, name), "w") as f:
+            f.write(text)
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        if self.alive():
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return None
+
+
+def connect(path, timeout=10):
+    s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    s.settimeout(timeout)
+    s.connect(path)
+    return s
+
+
+def recv_reply(s):
+    """One reply and the descriptors with it; (None, []) on EOF."""
+    fds = array.array("i")
+    msg, anc, flags, _ = s.recvmsg(MAX_MESSAGE, socket.CMSG_SPACE(4 * fds.itemsize))
+    for level, kind, data in anc:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
+    if not msg:
+        return None, list(fds)
+    return json.loads(msg), list(fds)
+
+
+def request(path, obj, raw=None):
+    """Sends one request on a new connection; returns (reply, fds, socket)."""
+    s = connect(path)
+    s.send(raw if raw is not None else json.dumps(obj).encode())
+    reply, fds = recv_reply(s)
+    return reply, fds, s
+
+
+def call(path, obj):
+    reply, fds, s = request(path, obj)
+    s.close()
+    return reply, fds
+
+
+def is_closed(s):
+    try:
+        return s.recv(MAX_MESSAGE) == b""
+    except (ConnectionResetError, BrokenPipeError):
+        return True
+    except socket.timeout:
+        return False
+
+
+def as_user(uid, fn):
+    """Runs fn() in a child with uid/gid uid; returns what it returned (JSON-able)."""
+    r, w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            os.setgroups([])
+            os.setgid(uid)
+            os.setuid(uid)
+            out = json.dumps(fn())
+        except Exception as e:  # noqa: BLE001 - reported to the parent
+            out = json.dumps({"exception": repr(e)})
+        os.write(w, out.encode())
+        os._exit(0)
+    os.close(w)
+    data = b""
+    while chunk := os.read(r, 65536):
+        data += chunk
+    os.close(r)
+    os.waitpid(pid, 0)
+    return json.loads(data)
+
+
+def regions(path):
+    reply, _ = call(path, {"version": 1, "op": "list"})
+    return {r["name"]: r for r in reply["regions"]}
+
+
+def fd_flags(fd):
+    with open(f"/proc/self/fdinfo/{fd}") as f:
+        for line in f:
+            if line.startswith("flags:"):
+                return int(line.split()[1], 8)
+    return None
+
+
+def test_basics(d, ctl):
+    reply, _ = call(d.sock, {"version": 1, "op": "hello", "client": "test"})
+    ok(reply and reply["status"] == "ok" and reply["versions"] == [1]
+       and reply["max_message"] == MAX_MESSAGE, "hello", reply)
+
+    rs = regions(d.sock)
+    ok(set(rs) == {"alpha", "beta", "gamma", "huge"}, "list shows the configured regions", rs)
+    ok(all(r["state"] == "active" and r["owner_pid"] == d.proc.pid for r in rs.values()),
+       "every region is active and owned by the daemon", rs)
+    ok(rs["alpha"]["size"] == 4 << 20 and rs["beta"]["backing"] == "memfd"
+       and rs["gamma"]["populate"] is True, "sizes, backings and populate as configured", rs)
+
+    out = subprocess.run([ctl, "-s", d.sock, "list"], capture_output=True, text=True)
+    ok(out.returncode == 0 and out.stdout.startswith("NAME") and "alpha" in out.stdout
+       and "4.0M" in out.stdout, "mshare-ctl list prints a table", out.stdout + out.stderr)
+    out = subprocess.run([ctl, "--socket", d.sock, "--json", "list"], capture_output=True, text=True)
+    ok(out.returncode == 0 and {r["name"] for r in json.loads(out.stdout)} == set(rs),
+       "mshare-ctl --json list", out.stderr)
+    out = subprocess.run([ctl, "-s", d.sock, "show", "alpha"], capture_output=True, text=True)
+    ok(out.returncode == 0 and "Grant: rw uid 0" in out.stdout and f"uid {NOBODY}" in out.stdout,
+       "mshare-ctl show lists the grants to root", out.stdout + out.stderr)
+    out = subprocess.run([ctl, "-s", d.sock, "show", "nope"], capture_output=True, text=True)
+    ok(out.returncode == 1 and "ENOENT" in out.stderr, "mshare-ctl show of an unknown region fails",
+       out.stderr)
+    out = subprocess.run([ctl, "-s", d.sock, "frobnicate"], capture_output=True, text=True)
+    ok(out.returncode == 2 and "unknown command" in out.stderr, "mshare-ctl: unknown command",
+       out.stderr)
+    out = subprocess.run([ctl, "-s", d.sock, "run", "alpha", "true"], capture_output=True, text=True)
+    ok(out.returncode == 2 and "--" in out.stderr, "mshare-ctl run wants --", out.stderr)
+
+
+def test_get(d, ctl):
+    reply, fds = call(d.sock, {"version": 1, "op": "get", "region": "alpha", "mode": "rw"})
+    ok(reply["status"] == "ok" and len(fds) == 1 and fd_flags(fds[0]) & os.O_ACCMODE == os.O_RDWR
+       and reply["region"]["region_size"] == 4 << 20, "root gets a read-write descriptor", reply)
+    for fd in fds:
+        os.close(fd)
+    reply, fds = call(d.sock, {"version": 1, "op": "get", "region": "alpha", "mode": "ro"})
+    ok(reply["status"] == "ok" and len(fds) == 1 and fd_flags(fds[0]) & os.O_ACCMODE == os.O_RDONLY,
+       "a read-only request gets a read-only descriptor", reply)
+    for fd in fds:
+        os.close(fd)
+    reply, fds = call(d.sock, {"version": 1, "op": "get", "region": "nope", "mode": "ro"})
+    ok(reply["status"] == "error" and reply["errno"] == "ENOENT" and not fds,
+       "an unknown region: ENOENT", reply)
+
+    script = ('test "$MSHARE_REGION" = alpha && test "$MSHARE_FD" = "$MSHARE_FD_ALPHA" && '
+              'test "$MSHARE_MODE" = {mode} && test "$MSHARE_REGION_SIZE" = 4194304 && '
+              'grep -q "^flags:.*{flag}$" /proc/self/fdinfo/$MSHARE_FD')
+    out = subprocess.run([ctl, "-s", d.sock, "run", "alpha", "--", "sh", "-c",
+                          script.format(mode="rw", flag="2")], capture_output=True, text=True)
+    ok(out.returncode == 0, "mshare-ctl run passes a read-write descriptor and its environment",
+       out.stderr)
+    out = subprocess.run([ctl, "-s", d.sock, "run", "--ro", "alpha", "--", "sh", "-c",
+                          script.format(mode="ro", flag="0")], capture_output=True, text=True)
+    ok(out.returncode == 0, "mshare-ctl run --ro passes a read-only descriptor", out.stderr)
+    out = subprocess.run([ctl, "-s", d.sock, "run", "alpha", "--", "sh", "-c", "exit 7"])
+    ok(out.returncode == 7, "mshare-ctl run exits with the command's status")
+    out = subprocess.run([ctl, "-s", d.sock, "run", "alpha", "--", "/nonexistent/cmd"],
+                         capture_output=True)
+    ok(out.returncode == 127, "mshare-ctl run of a missing command exits 127")
+
+    # Container requests: root only; container grants only.
+    get_ct = {"version": 1, "op": "get", "region": "beta", "mode": "rw",
+              "container": {"name": "web-1", "annotations": {"tier": "prod"}}}
+    reply, fds = call(d.sock, get_ct)
+    ok(reply["status"] == "ok" and len(fds) == 1, "root gets a region for a granted container", reply)
+    for fd in fds:
+        os.close(fd)
+    get_ct["container"]["annotations"]["tier"] = "dev"
+    reply, fds = call(d.sock, get_ct)
+    ok(reply["errno"] == "EACCES" and not fds, "not for a container the grant does not match", reply)
+
+    if os.geteuid() != 0:
+        for what in ("unprivileged get ro", "unprivileged get rw", "ungranted region",
+                     "container request", "reload", "list and show"):
+            skip(what, "needs root to switch users")
+        return
+
+    def as_nobody():
+        res = {}
+        res["ro"], fds = call(d.sock, {"version": 1, "op": "get", "region": "alpha", "mode": "ro"})
+        res["ro_fds"] = len(fds)
+        res["ro_flags"] = fd_flags(fds[0]) if fds else None
+        res["rw"], fds = call(d.sock, {"version": 1, "op": "get", "region": "alpha", "mode": "rw"})
+        res["rw_fds"] = len(fds)
+        res["beta"], _ = call(d.sock, {"version": 1, "op": "get", "region": "beta", "mode": "ro"})
+        res["ct"], _ = call(d.sock, {"version": 1, "op": "get", "region": "beta", "mode": "ro",
+                                     "container": {"name": "web-1",
+                                                   "annotations": {"tier": "prod"}}})
+        res["reload"], _ = call(d.sock, {"version": 1, "op": "reload"})
+        res["list"], _ = call(d.sock, {"version": 1, "op": "list"})
+        res["show"], _ = call(d.sock, {"version": 1, "op": "show", "region": "alpha"})
+        return res
+
+    res = as_user(NOBODY, as_nobody)
+    ok(res.get("ro", {}).get("status") == "ok" and res["ro_fds"] == 1
+       and res["ro_flags"] & os.O_ACCMODE == os.O_RDONLY,
+       "a read-only grant hands out a read-only descriptor", res)
+    ok(res.get("rw", {}).get("errno") == "EACCES" and res["rw_fds"] == 0
+       and "read-only" in res["rw"]["message"], "read-write is refused on a read-only grant", res)
+    ok(res.get("beta", {}).get("errno") == "EACCES", "an ungranted region is refused", res)
+    ok(res.get("ct", {}).get("errno") == "EPERM", "only root may speak for a container", res)
+    ok(res.get("reload", {}).get("errno") == "EPERM", "only root may reload", res)
+    access = {r["name"]: r["access"] for r in res.get("list", {}).get("regions", [])}
+    ok(access.get("alpha") == "ro" and access.get("beta") == "none"
+       and "grants" not in res.get("show", {}),
+       "list tells each peer its access; show keeps grants from non-root", res)
+
+
+def test_malformed(d):
+    def bad(what, payload, code):
+        s = connect(d.sock)
+        s.send(payload)
+        reply, fds = recv_reply(s)
+        good = reply is not None and reply["status"] == "error" and reply["errno"] == code
+        ok(good and is_closed(s), f"{what}: {code}, then the connection is closed", reply)
+        s.close()
+
+    bad("not JSON", b"hello", "EBADMSG")
+    bad("truncated JSON", b'{"version":1,"op":"ge', "EBADMSG")
+    bad("binary garbage", bytes(range(256)), "EBADMSG")
+    bad("wrong version", b'{"version":2,"op":"hello"}', "EPROTONOSUPPORT")
+    bad("missing op", b'{"version":1}', "EBADMSG")
+    bad("unknown op", b'{"version":1,"op":"format-disk"}', "EOPNOTSUPP")
+    bad("wrong type", b'{"version":1,"op":"get","region":7,"mode":"ro"}', "EBADMSG")
+    bad("bad region name", b'{"version":1,"op":"get","region":"../../x","mode":"ro"}', "EINVAL")
+    bad("oversized message", b'{"version":1,"op":"hello","x":"' + b"a" * 100000 + b'"}', "EMSGSIZE")
+
+    # Descriptors sent to the daemon are refused (and never installed there).
+    s = connect(d.sock)
+    r, w = os.pipe()
+    s.sendmsg([b'{"version":1,"op":"hello"}'],
+              [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", [r, w]))])
+    os.close(r)
+    os.close(w)
+    reply, _ = recv_reply(s)
+    ok(reply and reply["errno"] == "EBADMSG" and is_closed(s), "descriptors from a client are refused",
+       reply)
+    s.close()
+
+    # A zero-length message, and a hang-up right after a request.
+    s = connect(d.sock)
+    s.send(b"")
+    ok(is_closed(s), "an empty message closes the connection")
+    s.close()
+    for _ in range(200):
+        s = connect(d.sock)
+        s.send(b'{"version":1,"op":"get","region":"alpha","mode":"rw"}')
+        s.close()
+    ok(d.alive(), "200 clients that vanish before their descriptor arrives")
+
+    # A client that sends but never reads: the daemon stops reading it, and
+    # the deadline ends it; nobody else waits meanwhile.
+    s = connect(d.sock)
+    s.setblocking(False)
+    sent = 0
+    try:
+        for _ in range(5000):
+            s.send(b'{"version":1,"op":"list"}')
+            sent += 1
+    except BlockingIOError:
+        pass
+    reply, _ = call(d.sock, {"version": 1, "op": "hello"})
+    ok(reply["status"] == "ok", f"others are served while a client does not read ({sent} requests)")
+    s.close()
+
+    # A slow client: connects and says nothing until its deadline (1 s here).
+    s = connect(d.sock, timeout=5)
+    start = time.monotonic()
+    reply, _ = recv_reply(s)
+    took = time.monotonic() - start
+    ok(reply and reply["errno"] == "ETIMEDOUT" and is_closed(s) and 0.5 < took < 4,
+       f"an idle connection gets ETIMEDOUT after its deadline ({took:.2f} s)", reply)
+    s.close()
+
+    # Several requests on one connection.
+    s = connect(d.sock)
+    good = True
+    for op in ("hello", "list", "hello"):
+        s.send(json.dumps({"version": 1, "op": op}).encode())
+        reply, _ = recv_reply(s)
+        good = good and reply["status"] == "ok"
+    ok(good, "several requests on one connection")
+    s.close()
+
+    ok(d.alive(), "the daemon survived every malformed message")
+
+
+def test_many(d, n):
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = n + 256
+    if soft < want:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (min(want, hard), hard))
+    socks = []
+    try:
+        for _ in range(n):
+            socks.append(connect(d.sock, timeout=30))
+        hello = b'{"version":1,"op":"hello"}'
+        for s in socks:
+            s.send(hello)
+        good = 0
+        for s in socks:
+            reply, _ = recv_reply(s)
+            good += reply is not None and reply["status"] == "ok"
+        ok(good == n, f"{n} concurrent connections, all answered ({good})")
+        # Half of them ask for a descriptor at once.
+        get = b'{"version":1,"op":"get","region":"alpha","mode":"rw"}'
+        for s in socks[::2]:
+            s.send(get)
+        got = 0
+        for s in socks[::2]:
+            reply, fds = recv_reply(s)
+            got += reply is not None and reply["status"] == "ok" and len(fds) == 1
+            for fd in fds:
+                os.close(fd)
+        ok(got == len(socks[::2]), f"{got} descriptors handed out concurrently")
+    finally:
+        for s in socks:
+            s.close()
+    ok(d.alive(), "the daemon survived the crowd")
+
+
+def test_stress_tool(d, stress):
+    """tests/owner-stress, which the in-guest tests run against the real daemon."""
+    out = subprocess.run([stress, "--socket", d.sock, "--clients", "1000", "--region", "alpha"],
+                         capture_output=True, text=True, timeout=300)
+    lines = out.stdout.strip().splitlines()
+    ok(out.returncode == 0 and lines and lines[-1].endswith(" passed, 0 failed"),
+       f"owner-stress against the daemon: {lines[-1] if lines else 'no output'}",
+       out.stdout + out.stderr)
+    ok(d.alive(), "the daemon survived owner-stress")
+
+
+def test_cap(binary, tmp):
+    d = Daemon(binary, tmp, "capped", ["--max-connections", "8", "--timeout", "5"])
+    time.sleep(0.2)  # the start-up probe's connection is gone
+    socks = []
+    for _ in range(8):
+        s = connect(d.sock)
+        s.send(b'{"version":1,"op":"hello"}')
+        recv_reply(s)  # accepted and served: it holds a slot
+        socks.append(s)
+    extra = connect(d.sock)
+    reply, _ = recv_reply(extra)
+    ok(reply and reply["errno"] == "EAGAIN" and "too many connections" in reply["message"]
+       and is_closed(extra), "past --max-connections a client gets a clear refusal", reply)
+    extra.close()
+    socks.pop().close()
+    time.sleep(0.2)
+    reply, _ = call(d.sock, {"version": 1, "op": "hello"})
+    ok(reply["status"] == "ok", "a freed slot is served again")
+    for s in socks:
+        s.close()
+    ok(d.stop() == 0, "the capped daemon stops cleanly")
+
+
+def test_reload(d, ctl):
+    before = regions(d.sock)
+    # With every region attached (fake): drop "huge", change "gamma", add "delta".
+    with open(d.attached, "w") as f:
+        f.write("0")
+    d.write_config("main.conf", CONFIG.format(nobody=NOBODY)
+                   .replace("Name=gamma\nSize=6M", "Name=gamma\nSize=8M")
+                   .replace("[Region]\nName=huge\nSize=4M\nBacking=hugetlbfs\n", "")
+                   + "\n[Region]\nName=delta\nSize=2M\n")
+    with open(d.attached, "w") as f:
+        f.write("2")
+    out = subprocess.run([ctl, "-s", d.sock, "reload"], capture_output=True, text=True)
+    ok(out.returncode == 0 and "Reloaded" in out.stdout, "mshare-ctl reload", out.stdout + out.stderr)
+    rs = regions(d.sock)
+    ok(rs.get("delta", {}).get("state") == "active", "a new region appears", rs)
+    ok(rs.get("huge", {}).get("state") == "retiring", "a removed region that is attached stays, retiring",
+       rs)
+    ok(rs.get("gamma", {}).get("state") == "changed" and rs["gamma"]["size"] == 6 << 20,
+       "a changed region that is attached keeps its old form", rs)
+    ok(rs["alpha"] == {**before["alpha"], "rss_bytes": rs["alpha"]["rss_bytes"],
+                       "attached": 2, "windows": 2, "pgtables_bytes": 4096},
+       "an unchanged region is untouched", (before["alpha"], rs["alpha"]))
+    reply, fds = call(d.sock, {"version": 1, "op": "get", "region": "huge", "mode": "rw"})
+    ok(reply["errno"] == "ENOENT" and not fds, "a retiring region is no longer handed out", reply)
+
+    with open(d.attached, "w") as f:
+        f.write("0")
+    os.kill(d.proc.pid, signal.SIGHUP)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        rs = regions(d.sock)
+        if "huge" not in rs and rs.get("gamma", {}).get("state") == "active":
+            break
+        time.sleep(0.1)
+    ok("huge" not in rs, "SIGHUP: a retiring region goes once detached", rs)
+    ok(rs.get("gamma", {}).get("state") == "active" and rs["gamma"]["size"] == 8 << 20,
+       "a changed region is replaced once detached", rs.get("gamma"))
+
+    d.write_config("zz-broken.conf", "[Region]\nName=broken\nSize=12Q\n")
+    out = subprocess.run([ctl, "-s", d.sock, "reload"], capture_output=True, text=True)
+    ok(out.returncode == 1 and "zz-broken.conf:3: Size=" in out.stderr and "EINVAL" in out.stderr,
+       "a broken configuration is refused with file:line", out.stderr)
+    ok(set(regions(d.sock)) == set(rs), "and the regions stay as they were")
+    os.unlink(os.path.join(d.conf, "zz-broken.conf"))
+
+
+def main():
+    binary, ctl, stress = sys.argv[1], sys.argv[2], sys.argv[3]
+    with tempfile.TemporaryDirectory(prefix="mshare-test-") as tmp:
+        os.chmod(tmp, 0o755)  # other users connect to sockets in here
+        d = Daemon(binary, tmp, "owner", ["--timeout", "1", "--max-connections", "3000"])
+        try:
+            test_basics(d, ctl)
+            test_get(d, ctl)
+            test_malformed(d)
+            test_many(d, 2000)
+            test_stress_tool(d, stress)
+            names = set(regions(d.sock))
+            ok(names == {"alpha", "beta", "gamma", "huge"}, "every region intact after the abuse", names)
+            test_reload(d, ctl)
+        finally:
+            rc = d.stop()
+            log = open(d.log).read()
+        ok(rc == 0 and not os.path.exists(d.sock), "SIGTERM: clean exit, socket removed", rc)
+        ok("Destroying" in log, "the regions are destroyed at exit")
+        test_cap(binary, tmp)
+    print(f"1..{count}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# The whole test run (`make test`, what CI runs): the host tests of the
+# userspace (libmshare, mshare-helper, including a bounded fuzz run of the
+# protocol decoder), then the kernel's in-guest tests (kernel/scripts/test.sh).
+# Every part runs even if an earlier one failed; the last line printed is
+# the sum, "N passed, N failed", and the exit status is 0 only if nothing
+# failed.
+#   MSHARE_FUZZ_SECONDS   length of the protocol fuzz run (default 30)
+set -uo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+total_passed=0
+total_failed=0
+
+# run NAME CMD...: run a part, count what its last "N passed, M failed"
+# line says, and a failure if it exits non-zero without reporting one.
+run() {
+	local name=$1 out rc p f
+	shift
+	echo "=== $name: $*"
+	out=$(mktemp)
+	"$@" 2>&1 | tee "$out"
+	rc=${PIPESTATUS[0]}
+	read -r p f < <(sed -n 's/^\([0-9]\+\) passed, \([0-9]\+\) failed$/\1 \2/p' "$out" | tail -n1)
+	rm -f "$out"
+	p=${p:-0}
+	f=${f:-0}
+	if [ "$rc" -ne 0 ] && [ "$f" -eq 0 ]; then
+		f=1
+	fi
+	# A part with no count of its own that succeeded counts as one pass.
+	if [ "$rc" -eq 0 ] && [ "$p" -eq 0 ] && [ "$f" -eq 0 ]; then
+		p=1
+	fi
+	echo "=== $name: $p passed, $f failed (exit $rc)"
+	total_passed=$((total_passed + p))
+	total_failed=$((total_failed + f))
+}
+
+run libmshare make -C "$root/libmshare" check
+run mshare-helper make -C "$root/mshare-helper" check
+run mshare-helper-fuzz make -C "$root/mshare-helper" fuzz-run \
+	FUZZ_SECONDS="${MSHARE_FUZZ_SECONDS:-30}"
+run kernel "$root/kernel/scripts/test.sh"
+
+echo "$total_passed passed, $total_failed failed"
+[ "$total_failed" -eq 0 ]
