@@ -65,6 +65,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include <linux/types.h>
+
 #if __has_include(<linux/mshare.h>)
 #include <linux/mshare.h>
 #else
@@ -1455,6 +1457,68 @@ static void valid_object(struct object *o, uint64_t rsize)
 	}
 }
 
+/* --- fdinfo -------------------------------------------------------------- */
+
+enum {
+	FI_SIZE, FI_OWNER, FI_ATTACHED, FI_WINDOWS, FI_RSS, FI_PGTABLES,
+	FI_ALIGN, NR_FI
+};
+
+/* The mshare lines of a region's fdinfo; mshare-align is newer. */
+static const char * const fdinfo_keys[NR_FI] = {
+	"mshare-size:", "mshare-owner:", "mshare-attached:",
+	"mshare-windows:", "mshare-rss:", "mshare-pgtables:", "mshare-align:",
+};
+
+struct fdinfo {
+	long v[NR_FI];		/* v[FI_ALIGN] is -1 without the line */
+};
+
+/* Read the mshare lines of fd's fdinfo: 0, -1 (errno), or -2 (format). */
+static int fdinfo_read(int fd, struct fdinfo *fi, const char **bad)
+{
+	char path[64], *text, *p;
+	size_t klen;
+	int i, ret = 0;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	text = read_text(path, NULL);
+	if (!text)
+		return -1;
+	for (i = 0; i < NR_FI; i++) {
+		klen = strlen(fdinfo_keys[i]);
+		p = strstr(text, fdinfo_keys[i]);
+		if (!p && i == FI_ALIGN) {
+			fi->v[i] = -1;
+			continue;
+		}
+		if (!p || (p != text && p[-1] != '\n') || p[klen] != '\t' ||
+		    sscanf(p + klen, "\t%ld", &fi->v[i]) != 1 || fi->v[i] < 0) {
+			*bad = fdinfo_keys[i];
+			ret = -2;
+			break;
+		}
+	}
+	free(text);
+	return ret;
+}
+
+/*
+ * A region descriptor tells the alignment A: in its fdinfo (mshare-align)
+ * or, before that line existed, as st_blksize.
+ */
+static bool align_told(int fd, const struct stat *st)
+{
+	const char *bad = NULL;
+	struct fdinfo fi;
+
+	if (fdinfo_read(fd, &fi, &bad))
+		return false;
+	if (fi.v[FI_ALIGN] >= 0)
+		return fi.v[FI_ALIGN] == (long)G.align;
+	return st->st_blksize == (blksize_t)G.align;
+}
+
 /* --- expectations -------------------------------------------------------- */
 
 /*
@@ -1570,10 +1634,9 @@ static struct fdent *do_create(unsigned int flags)
 	if (!f)
 		return NULL;
 	fdfl = fcntl(fd, F_GETFD);
-	if (fstat(fd, &st) || st.st_blksize != (blksize_t)G.align ||
-	    st.st_size || f->mode != O_RDWR ||
-	    !(fdfl & FD_CLOEXEC) != !(flags & O_CLOEXEC))
-		fail("mshare_create(%#x) = %ld: blksize %ld (A %#lx), size %ld, mode %s, FD_CLOEXEC %d",
+	if (fstat(fd, &st) || !align_told(fd, &st) || st.st_size ||
+	    f->mode != O_RDWR || !(fdfl & FD_CLOEXEC) != !(flags & O_CLOEXEC))
+		fail("mshare_create(%#x) = %ld: alignment not told (blksize %ld, A %#lx), size %ld, mode %s, FD_CLOEXEC %d",
 		     flags, fd, (long)st.st_blksize, G.align, (long)st.st_size,
 		     mode_str(f->mode), !!(fdfl & FD_CLOEXEC));
 	return f;
@@ -1626,6 +1689,9 @@ static void do_size(struct fdent *f, int fd, uint64_t size, int validity,
 
 	if (!f) {
 		expect_not_region(&e);
+		/* ftruncate() checks the length before the descriptor. */
+		if (how == SIZE_FTRUNCATE && (int64_t)size < 0)
+			allow(&e, EINVAL, 0);
 	} else {
 		control_expect(&e, f);
 		allow(&e, EFBIG, 0);
@@ -2746,42 +2812,6 @@ static void op_owner_child(void)
 
 /* --- /proc --------------------------------------------------------------- */
 
-struct fdinfo {
-	long v[6];
-};
-
-static const char * const fdinfo_keys[6] = {
-	"mshare-size:", "mshare-owner:", "mshare-attached:",
-	"mshare-windows:", "mshare-rss:", "mshare-pgtables:",
-};
-
-enum { FI_SIZE, FI_OWNER, FI_ATTACHED, FI_WINDOWS, FI_RSS, FI_PGTABLES };
-
-/* Read the mshare lines of fd's fdinfo: 0, -1 (errno), or -2 (format). */
-static int fdinfo_read(int fd, struct fdinfo *fi, const char **bad)
-{
-	char path[64], *text, *p;
-	int i, ret = 0;
-
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-	text = read_text(path, NULL);
-	if (!text)
-		return -1;
-	for (i = 0; i < 6; i++) {
-		p = strstr(text, fdinfo_keys[i]);
-		if (!p || (p != text && p[-1] != '\n') ||
-		    p[strlen(fdinfo_keys[i])] != '\t' ||
-		    sscanf(p + strlen(fdinfo_keys[i]), "\t%ld", &fi->v[i]) != 1 ||
-		    fi->v[i] < 0) {
-			*bad = fdinfo_keys[i];
-			ret = -2;
-			break;
-		}
-	}
-	free(text);
-	return ret;
-}
-
 static int windows_of(const struct region *r)
 {
 	int i, n = 0;
@@ -2833,9 +2863,10 @@ static void op_fdinfo(void)
 			     fi.v[FI_OWNER]);
 		break;
 	}
-	if (fi.v[FI_SIZE] % G.align)
-		fail("fdinfo of fd %d [%s]: size %#lx", f->fd, f->tag,
-		     fi.v[FI_SIZE]);
+	if (fi.v[FI_SIZE] % G.align ||
+	    (fi.v[FI_ALIGN] >= 0 && fi.v[FI_ALIGN] != (long)G.align))
+		fail("fdinfo of fd %d [%s]: size %#lx, align %#lx (A %#lx)",
+		     f->fd, f->tag, fi.v[FI_SIZE], fi.v[FI_ALIGN], G.align);
 	if (fi.v[FI_WINDOWS] < mine || (mine && fi.v[FI_ATTACHED] < 1))
 		fail("fdinfo of fd %d [%s]: %ld windows, %ld attached; this process has %d",
 		     f->fd, f->tag, fi.v[FI_WINDOWS], fi.v[FI_ATTACHED], mine);

@@ -4,7 +4,9 @@
  *  - sharers read and write random pages of the windows of a region, and
  *    churn a second window of their own;
  *  - a mapper MSHAREFS_UNMAPs, replaces and re-creates objects (memfd,
- *    tmpfs file, anonymous, MAP_POPULATE, MAP_HUGETLB) in slots of it;
+ *    tmpfs file, anonymous, MAP_POPULATE, MAP_HUGETLB) in slots of it: a
+ *    thread of the test process, which owns the region, since only the
+ *    owner may map and unmap;
  *  - a forker forks children that use the inherited window and exit (or
  *    are killed);
  *  - an owner churner creates owners of other regions, lets processes use
@@ -23,6 +25,7 @@
  * "# stress-numbers:" sums up the work done.
  */
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,7 @@
 #define OWN_ROFF	0		/* owner churn: the checked object */
 #define OWN_SIZE	(4 * SZ_1M)
 #define GRACE_S		120		/* to finish after the deadline */
+#define MAPPER_THREAD	((pid_t)-2)	/* pids[MAPPER]: not a process */
 
 enum { HOLE, TRANSITION, MAPPED };	/* slot state: gen << 2 | state */
 enum { ALIVE, KILLING, REAPED };	/* churned owner */
@@ -496,6 +500,13 @@ static int run_worker(int w)
 	}
 }
 
+static void *mapper_thread(void *arg)
+{
+	(void)arg;
+	reseed();
+	return (void *)(long)mapper();
+}
+
 /* The stable region: every slot MAPPED (generation 1), private objects. */
 static int setup_stable(char **win)
 {
@@ -555,7 +566,8 @@ static bool final_check(char *win)
 static bool run(int seconds)
 {
 	pid_t pids[NR_WORKERS];
-	int w, status, left = NR_WORKERS;
+	pthread_t mapper_tid;
+	int w, status, left;
 	double start = now_s();
 	char why[128];
 	bool ok = true;
@@ -578,6 +590,9 @@ static bool run(int seconds)
 	S.deadline = start + seconds;
 
 	for (w = 0; w < NR_WORKERS; w++) {
+		pids[w] = 0;
+		if (w == MAPPER)
+			continue;
 		pids[w] = child_fork();
 		if (pids[w] == 0)
 			_exit(run_worker(w));
@@ -585,15 +600,36 @@ static bool run(int seconds)
 			ksft_print_msg("fork: %s\n", strerror(errno));
 			S.sh->stop = 1;
 			ok = false;
-			left = w;
+			pids[w] = 0;
 			break;
 		}
+	}
+	left = 0;
+	for (w = 0; w < NR_WORKERS; w++)
+		left += pids[w] > 0;
+	/* The mapper runs in the owner, after the forks. */
+	if (ok && pthread_create(&mapper_tid, NULL, mapper_thread, NULL) == 0) {
+		pids[MAPPER] = MAPPER_THREAD;
+		left++;
+	} else if (ok) {
+		ksft_print_msg("pthread_create failed\n");
+		S.sh->stop = 1;
+		ok = false;
 	}
 
 	while (left > 0) {
 		for (w = 0; w < NR_WORKERS; w++) {
-			if (pids[w] <= 0 || child_poll(pids[w], &status) != 1)
+			if (pids[w] == MAPPER_THREAD) {
+				void *ret;
+
+				if (pthread_tryjoin_np(mapper_tid, &ret))
+					continue;
+				/* an exit status of 0 or 1, like a child's */
+				status = ret ? 1 << 8 : 0;
+			} else if (pids[w] <= 0 ||
+				   child_poll(pids[w], &status) != 1) {
 				continue;
+			}
 			pids[w] = 0;
 			left--;
 			if (!status_ok(status) || now_s() < S.deadline - 1) {
@@ -614,6 +650,11 @@ static bool run(int seconds)
 			usleep(100 * 1000);
 	}
 	child_kill_all();
+	if (pids[MAPPER] == MAPPER_THREAD) {
+		/* Still running past the grace period: it holds no lock. */
+		__atomic_store_n(&S.sh->stop, 1, __ATOMIC_SEQ_CST);
+		pthread_join(mapper_tid, NULL);
+	}
 
 	ok = final_check(win) && ok;
 	ksft_print_msg("stress-numbers: seconds=%.1f reads=%lu faults=%lu writes=%lu window_remaps=%lu forks=%lu forks_killed=%lu maps=%lu mapper_ops=%lu owners_killed=%lu\n",
