@@ -128,6 +128,24 @@ int mshare_advise(int fd, off_t region_offset, size_t len, int advice);
  * Conveniences; see libmshare(3).
  */
 
+/* mshare_request() flags */
+#define MSHARE_REQUEST_RDONLY	0x1	/* ask for a read-only descriptor */
+
+/* Where a container reaches mshare-owner, unless $MSHARE_SOCKET says. */
+#define MSHARE_REQUEST_SOCKET	"/run/mshare/mshare.sock"
+
+/*
+ * Ask mshare-owner(8) for a descriptor of the region it owns under name,
+ * on the socket it serves this container on ($MSHARE_SOCKET, else
+ * MSHARE_REQUEST_SOCKET; put there by mshare-oci-hook(1)). Returns a
+ * close-on-exec descriptor, read-only with MSHARE_REQUEST_RDONLY, or -1
+ * with errno as the daemon answered: EACCES (not granted to this
+ * container, or not in that mode), ENOENT (no such region), ENXIO (the
+ * container is no longer registered), ECONNREFUSED or ENOENT (no daemon
+ * serves this socket). Needs libjansson.
+ */
+int mshare_request(const char *name, unsigned int flags);
+
 /*
  * mshare_map() with the arguments spelled out: map len bytes of
  * backing_fd from backing_offset (backing_fd -1 and backing_offset 0 with

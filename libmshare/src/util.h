@@ -47,6 +47,15 @@ static inline void mshare_freep(void *p)
 #define _cleanup_fclose_	_cleanup_(mshare_fclosep)
 #define _cleanup_free_		_cleanup_(mshare_freep)
 
+/* *fd, leaving -1 behind for the cleanup. */
+static inline int mshare_take_fd(int *fd)
+{
+	int r = *fd;
+
+	*fd = -1;
+	return r;
+}
+
 /* r if r >= 0; otherwise errno = -r and -1. */
 static inline long mshare_ret(long r)
 {

@@ -13,6 +13,7 @@
 #define MSHARE_CLIENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -60,6 +61,33 @@ const char *mshare_client_error_message(const struct mshare_client *c);
 int mshare_client_get(struct mshare_client *c, const char *name, bool rdonly,
 		      const struct mshare_container *container, int *ret_fd,
 		      uint64_t *ret_region_size);
+
+/* A region a container asks for when it is registered. */
+struct mshare_region_request {
+	const char *name;
+	bool rdonly;
+};
+
+/*
+ * Registers a container (root only; what an OCI runtime hook does): from
+ * now on the daemon accepts connections on listen_fd, a listening AF_UNIX
+ * SOCK_SEQPACKET socket that only the container can reach, and answers them
+ * as the container's: with the regions asked for here, in at most the mode
+ * asked, as long as the grants for the container allow. container->id is
+ * required. pidfd is a pidfd of the container's process: when it exits,
+ * the daemon drops the registration by itself. Both descriptors stay the
+ * caller's (the daemon gets copies). Fails with -ENOENT (a region is not
+ * configured), -EACCES (a region is not granted to the container in the
+ * mode asked), -EEXIST (the id is registered already) or -ESRCH (the
+ * process has exited); the daemon's reason names the region.
+ */
+int mshare_client_register(struct mshare_client *c, const struct mshare_container *container,
+			   const struct mshare_region_request *regions, size_t n_regions,
+			   int listen_fd, int pidfd);
+
+/* Drops the registration of container id (root only); -ENOENT if it is not
+ * registered. */
+int mshare_client_unregister(struct mshare_client *c, const char *id);
 
 /* Reloads the daemon's configuration (root only); *ret_message (may be
  * NULL), to be freed, says what became of the regions. */

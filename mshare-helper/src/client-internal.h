@@ -15,3 +15,6 @@
  */
 int mshare_client_call(struct mshare_client *c, const struct proto_request *req,
 		       struct proto_reply *ret, int *ret_fd);
+/* The same, sending the n_fds descriptors fds along with req. */
+int mshare_client_call_fds(struct mshare_client *c, const struct proto_request *req,
+			   const int *fds, size_t n_fds, struct proto_reply *ret, int *ret_fd);

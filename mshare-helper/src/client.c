@@ -54,17 +54,41 @@ static void set_message(struct mshare_client *c, char *message)
 	c->message = message;
 }
 
-static int client_send(struct mshare_client *c, const struct proto_request *req)
+/* Descriptors sent with one request, at most. */
+#define CLIENT_MAX_SEND_FDS 4
+
+static int client_send(struct mshare_client *c, const struct proto_request *req, const int *fds,
+		       size_t n_fds)
 {
 	_cleanup_free_ char *text = NULL;
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_SEND_FDS)];
+	} control = {};
+	struct iovec iov;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	size_t len;
 	ssize_t n;
 	int k;
 
+	if (n_fds > CLIENT_MAX_SEND_FDS)
+		return -EINVAL;
 	k = proto_request_encode(req, &text, &len);
 	if (k < 0)
 		return k;
-	n = send(c->fd, text, len, MSG_NOSIGNAL);
+	iov = (struct iovec){ .iov_base = text, .iov_len = len };
+	if (n_fds > 0) {
+		struct cmsghdr *cmsg;
+
+		mh.msg_control = control.buf;
+		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
+		cmsg = CMSG_FIRSTHDR(&mh);
+		cmsg->cmsg_level = SOL_SOCKET;
+		cmsg->cmsg_type = SCM_RIGHTS;
+		cmsg->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
+		memcpy(CMSG_DATA(cmsg), fds, sizeof(int) * n_fds);
+	}
+	n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
 	if (n < 0)
 		return errno == EAGAIN ? -ETIMEDOUT : -errno;
 	return (size_t)n == len ? 0 : -EIO;
@@ -116,6 +140,12 @@ static int client_receive(struct mshare_client *c, size_t *ret_len, int fds[CLIE
 int mshare_client_call(struct mshare_client *c, const struct proto_request *req,
 		       struct proto_reply *ret, int *ret_fd)
 {
+	return mshare_client_call_fds(c, req, NULL, 0, ret, ret_fd);
+}
+
+int mshare_client_call_fds(struct mshare_client *c, const struct proto_request *req,
+			   const int *fds_out, size_t n_fds_out, struct proto_reply *ret, int *ret_fd)
+{
 	_cleanup_(proto_reply_done) struct proto_reply reply = {};
 	_cleanup_free_ char *error = NULL;
 	int fds[CLIENT_MAX_FDS];
@@ -123,7 +153,7 @@ int mshare_client_call(struct mshare_client *c, const struct proto_request *req,
 	int k;
 
 	set_message(c, NULL);
-	k = client_send(c, req);
+	k = client_send(c, req, fds_out, n_fds_out);
 	if (k < 0)
 		return k;
 	k = client_receive(c, &len, fds, &n_fds);
@@ -194,6 +224,34 @@ int mshare_client_connect(struct mshare_client *c, const char *path, const char 
 	return mshare_client_call(c, &req, &reply, NULL);
 }
 
+/* Copies container into req (get, register, unregister). */
+static int request_set_container(struct proto_request *req, const struct mshare_container *container)
+{
+	req->has_container = true;
+	req->container_name = container->name ? strdup(container->name) : NULL;
+	req->container_id = container->id ? strdup(container->id) : NULL;
+	if ((container->name && !req->container_name) || (container->id && !req->container_id))
+		return -ENOMEM;
+	for (const char *const *a = container->annotations; a && *a; a++) {
+		const char *eq = strchr(*a, '=');
+		struct proto_annotation *t;
+
+		if (!eq || eq == *a)
+			return -EINVAL;
+		t = reallocarray(req->annotations, req->n_annotations + 1, sizeof(*t));
+		if (!t)
+			return -ENOMEM;
+		req->annotations = t;
+		t[req->n_annotations++] = (struct proto_annotation){
+			.key = strndup(*a, (size_t)(eq - *a)),
+			.value = strdup(eq + 1),
+		};
+		if (!t[req->n_annotations - 1].key || !t[req->n_annotations - 1].value)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int mshare_client_get(struct mshare_client *c, const char *name, bool rdonly,
 		      const struct mshare_container *container, int *ret_fd,
 		      uint64_t *ret_region_size)
@@ -214,28 +272,9 @@ int mshare_client_get(struct mshare_client *c, const char *name, bool rdonly,
 	if (!req.region)
 		return -ENOMEM;
 	if (container) {
-		req.has_container = true;
-		req.container_name = container->name ? strdup(container->name) : NULL;
-		req.container_id = container->id ? strdup(container->id) : NULL;
-		if ((container->name && !req.container_name) || (container->id && !req.container_id))
-			return -ENOMEM;
-		for (const char *const *a = container->annotations; a && *a; a++) {
-			const char *eq = strchr(*a, '=');
-			struct proto_annotation *t;
-
-			if (!eq || eq == *a)
-				return -EINVAL;
-			t = reallocarray(req.annotations, req.n_annotations + 1, sizeof(*t));
-			if (!t)
-				return -ENOMEM;
-			req.annotations = t;
-			t[req.n_annotations++] = (struct proto_annotation){
-				.key = strndup(*a, (size_t)(eq - *a)),
-				.value = strdup(eq + 1),
-			};
-			if (!t[req.n_annotations - 1].key || !t[req.n_annotations - 1].value)
-				return -ENOMEM;
-		}
+		k = request_set_container(&req, container);
+		if (k < 0)
+			return k;
 	}
 
 	k = mshare_client_call(c, &req, &reply, &fd);
@@ -271,4 +310,49 @@ int mshare_client_reload(struct mshare_client *c, char **ret_message)
 		*ret_message = m ? strdup(m) : NULL;
 	}
 	return 0;
+}
+
+int mshare_client_register(struct mshare_client *c, const struct mshare_container *container,
+			   const struct mshare_region_request *regions, size_t n_regions,
+			   int listen_fd, int pidfd)
+{
+	_cleanup_(proto_request_done) struct proto_request req = { .op = PROTO_OP_REGISTER };
+	_cleanup_(proto_reply_done) struct proto_reply reply = {};
+	int fds[2] = { listen_fd, pidfd };
+	int k;
+
+	if (!container || !container->id || !*container->id || n_regions == 0 ||
+	    n_regions > PROTO_REGISTER_REGIONS_MAX || listen_fd < 0 || pidfd < 0)
+		return -EINVAL;
+	k = request_set_container(&req, container);
+	if (k < 0)
+		return k;
+	req.regions = calloc(n_regions, sizeof(*req.regions));
+	if (!req.regions)
+		return -ENOMEM;
+	for (size_t i = 0; i < n_regions; i++) {
+		if (!region_name_is_valid(regions[i].name))
+			return -EINVAL;
+		req.regions[i].region = strdup(regions[i].name);
+		req.regions[i].mode = regions[i].rdonly ? ACCESS_RO : ACCESS_RW;
+		req.n_regions++;
+		if (!req.regions[i].region)
+			return -ENOMEM;
+	}
+	return mshare_client_call_fds(c, &req, fds, 2, &reply, NULL);
+}
+
+int mshare_client_unregister(struct mshare_client *c, const char *id)
+{
+	_cleanup_(proto_reply_done) struct proto_reply reply = {};
+	struct mshare_container container = { .id = id };
+	_cleanup_(proto_request_done) struct proto_request req = { .op = PROTO_OP_UNREGISTER };
+	int k;
+
+	if (!id || !*id)
+		return -EINVAL;
+	k = request_set_container(&req, &container);
+	if (k < 0)
+		return k;
+	return mshare_client_call(c, &req, &reply, NULL);
 }

@@ -33,13 +33,16 @@ static void help(void)
 	       "  list                         list the regions\n"
 	       "  show NAME                    show one region, with its grants to root\n"
 	       "  reload                       reload the daemon's configuration (root only)\n"
+	       "  containers                   list the containers the OCI hook registered\n"
+	       "                               (root only)\n"
 	       "  run NAME [--ro] -- CMD [ARG...]\n"
 	       "                               run CMD with a descriptor of region NAME, named\n"
 	       "                               by $MSHARE_FD and $MSHARE_FD_<NAME>\n"
 	       "\n"
 	       "Options:\n"
 	       "  -s, --socket=PATH            the daemon's socket (default: %s)\n"
-	       "  -j, --json                   print JSON instead of tables (list, show)\n"
+	       "  -j, --json                   print JSON instead of tables (list, show,\n"
+	       "                               containers)\n"
 	       "      --ro                     ask for a read-only descriptor (run)\n"
 	       "  -h, --help                   show this help and exit\n"
 	       "      --version                show the version and exit\n"
@@ -236,6 +239,49 @@ static int verb_list(struct mshare_client *c, const struct options *o)
 	for (i = 0; i < n; i++)
 		print_row(rows[i], widths);
 	free(rows);
+	return 0;
+}
+
+/* containers: the containers registered by the OCI hook (root only). */
+static int verb_containers(struct mshare_client *c, const struct options *o)
+{
+	_cleanup_(proto_reply_done) struct proto_reply reply = {};
+	struct proto_request req = { .op = PROTO_OP_CONTAINERS };
+	json_t *all, *ct;
+	size_t i;
+	int k;
+
+	k = mshare_client_call(c, &req, &reply, NULL);
+	if (k < 0)
+		return report(c, k, "containers");
+	all = json_object_get(reply.object, "containers");
+	if (!json_is_array(all)) {
+		fprintf(stderr, "mshare-ctl: containers: malformed reply\n");
+		return -EPROTO;
+	}
+	if (o->json) {
+		print_json(all);
+		return 0;
+	}
+	if (json_array_size(all) == 0) {
+		printf("No containers.\n");
+		return 0;
+	}
+	printf("%-16s %-20s %8s %5s  %s\n", "ID", "NAME", "PID", "CONNS", "REGIONS");
+	json_array_foreach(all, i, ct) {
+		const char *id = json_string_value(json_object_get(ct, "id"));
+		json_t *regions = json_object_get(ct, "regions"), *r;
+		size_t j;
+
+		printf("%-16.16s %-20.20s %8" JSON_INTEGER_FORMAT " %5" JSON_INTEGER_FORMAT " ", strna(id),
+		       json_string_value(json_object_get(ct, "name")) ?: "-",
+		       json_integer_value(json_object_get(ct, "pid")),
+		       json_integer_value(json_object_get(ct, "connections")));
+		json_array_foreach(regions, j, r)
+			printf(" %s:%s", strna(json_string_value(json_object_get(r, "region"))),
+			       strna(json_string_value(json_object_get(r, "mode"))));
+		printf("\n");
+	}
 	return 0;
 }
 
@@ -497,7 +543,7 @@ int main(int argc, char *argv[])
 		usage_error("--ro only goes with run");
 		return EXIT_USAGE;
 	}
-	if ((streq(verb, "list") || streq(verb, "reload")) && n_args != 1) {
+	if ((streq(verb, "list") || streq(verb, "reload") || streq(verb, "containers")) && n_args != 1) {
 		usage_error("%s takes no arguments", verb);
 		return EXIT_USAGE;
 	}
@@ -506,7 +552,7 @@ int main(int argc, char *argv[])
 		return EXIT_USAGE;
 	}
 	if (!streq(verb, "list") && !streq(verb, "show") && !streq(verb, "reload") &&
-	    !streq(verb, "run")) {
+	    !streq(verb, "run") && !streq(verb, "containers")) {
 		usage_error("unknown command '%s'", verb);
 		return EXIT_USAGE;
 	}
@@ -521,6 +567,8 @@ int main(int argc, char *argv[])
 		k = verb_show(c, &o, args[1]);
 	else if (streq(verb, "reload"))
 		k = verb_reload(c);
+	else if (streq(verb, "containers"))
+		k = verb_containers(c, &o);
 	else {
 		k = verb_run(&c, &o, args[1], command);
 		/* exec failed: 127 if the command is not there, like env(1) */

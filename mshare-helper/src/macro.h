@@ -76,6 +76,11 @@ static inline int streq(const char *a, const char *b)
 	return strcmp(a, b) == 0;
 }
 
+static inline const char *strempty(const char *s)
+{
+	return s ?: "";
+}
+
 static inline const char *strna(const char *s)
 {
 	return s ? s : "n/a";

@@ -10,6 +10,9 @@ static const char *const op_names[_PROTO_OP_MAX] = {
 	[PROTO_OP_LIST] = "list",
 	[PROTO_OP_SHOW] = "show",
 	[PROTO_OP_RELOAD] = "reload",
+	[PROTO_OP_REGISTER] = "register",
+	[PROTO_OP_UNREGISTER] = "unregister",
+	[PROTO_OP_CONTAINERS] = "containers",
 };
 
 const char *proto_op_to_string(enum proto_op op)
@@ -135,6 +138,9 @@ void proto_request_done(struct proto_request *req)
 		free(req->annotations[i].value);
 	}
 	free(req->annotations);
+	for (size_t i = 0; i < req->n_regions; i++)
+		free(req->regions[i].region);
+	free(req->regions);
 	*req = (struct proto_request){};
 }
 
@@ -192,12 +198,80 @@ static int decode_container(json_t *o, struct proto_request *req, char **ret_err
 	return 0;
 }
 
+static int decode_mode(json_t *o, enum access_mode *ret, char **ret_error)
+{
+	_cleanup_free_ char *mode = NULL;
+	int r;
+
+	r = string_member(o, "mode", true, 16, &mode, ret_error);
+	if (r < 0)
+		return r;
+	r = access_mode_from_string(mode);
+	if (r < 0)
+		return fail(ret_error, -EINVAL, "mode \"%s\" is neither \"ro\" nor \"rw\"", mode);
+	*ret = (enum access_mode)r;
+	return 0;
+}
+
+/* register and unregister name the container by its id, at least. */
+static int decode_registered_container(json_t *o, struct proto_request *req, char **ret_error)
+{
+	int r;
+
+	r = decode_container(o, req, ret_error);
+	if (r < 0)
+		return r;
+	if (!req->has_container)
+		return fail(ret_error, -EBADMSG, "member \"container\" is missing");
+	if (!req->container_id || !*req->container_id)
+		return fail(ret_error, -EBADMSG, "member \"container\" needs a non-empty \"id\"");
+	return 0;
+}
+
+/* register: "regions", 1 to PROTO_REGISTER_REGIONS_MAX distinct
+ * {"region": NAME, "mode": MODE} objects. */
+static int decode_region_requests(json_t *o, struct proto_request *req, char **ret_error)
+{
+	json_t *regions, *v;
+	size_t i;
+	int r;
+
+	r = member(o, "regions", JSON_ARRAY, true, &regions, ret_error);
+	if (r < 0)
+		return r;
+	if (json_array_size(regions) == 0 || json_array_size(regions) > PROTO_REGISTER_REGIONS_MAX)
+		return fail(ret_error, -EINVAL, "\"regions\" must name 1 to %d regions, not %zu",
+			    PROTO_REGISTER_REGIONS_MAX, json_array_size(regions));
+	req->regions = calloc(json_array_size(regions), sizeof(*req->regions));
+	if (!req->regions)
+		return -ENOMEM;
+	json_array_foreach(regions, i, v) {
+		struct proto_region_request *rr = &req->regions[i];
+
+		if (!json_is_object(v))
+			return fail(ret_error, -EBADMSG, "\"regions\"[%zu] must be an object", i);
+		req->n_regions++;
+		r = string_member(v, "region", true, REGION_NAME_MAX * 4, &rr->region, ret_error);
+		if (r < 0)
+			return r;
+		if (!region_name_is_valid(rr->region))
+			return fail(ret_error, -EINVAL, "\"%s\" is not a valid region name", rr->region);
+		r = decode_mode(v, &rr->mode, ret_error);
+		if (r < 0)
+			return r;
+		for (size_t j = 0; j < i; j++)
+			if (streq(req->regions[j].region, rr->region))
+				return fail(ret_error, -EINVAL, "region \"%s\" is named twice", rr->region);
+	}
+	return 0;
+}
+
 int proto_request_decode(const void *buf, size_t len, struct proto_request *ret,
 			 char **ret_error)
 {
 	_cleanup_(json_decrefp) json_t *o = NULL;
 	_cleanup_(proto_request_done) struct proto_request req = {};
-	_cleanup_free_ char *op = NULL, *mode = NULL;
+	_cleanup_free_ char *op = NULL;
 	uint64_t start = 0;
 	int r;
 
@@ -221,16 +295,19 @@ int proto_request_decode(const void *buf, size_t len, struct proto_request *ret,
 		r = decode_region_name(o, &req, ret_error);
 		if (r < 0)
 			break;
-		r = string_member(o, "mode", true, 16, &mode, ret_error);
+		r = decode_mode(o, &req.mode, ret_error);
 		if (r < 0)
 			break;
-		r = access_mode_from_string(mode);
-		if (r < 0) {
-			r = fail(ret_error, -EINVAL, "mode \"%s\" is neither \"ro\" nor \"rw\"", mode);
-			break;
-		}
-		req.mode = (enum access_mode)r;
 		r = decode_container(o, &req, ret_error);
+		break;
+	case PROTO_OP_REGISTER:
+		r = decode_registered_container(o, &req, ret_error);
+		if (r < 0)
+			break;
+		r = decode_region_requests(o, &req, ret_error);
+		break;
+	case PROTO_OP_UNREGISTER:
+		r = decode_registered_container(o, &req, ret_error);
 		break;
 	case PROTO_OP_SHOW:
 		r = decode_region_name(o, &req, ret_error);
@@ -307,6 +384,21 @@ int proto_request_encode(const struct proto_request *req, char **ret, size_t *re
 			r |= set_new(c, "annotations", a);
 		else
 			json_decref(a);
+	}
+	if (req->op == PROTO_OP_REGISTER) {
+		json_t *regions = json_array();
+
+		r |= set_new(o, "regions", regions);
+		for (size_t i = 0; regions && i < req->n_regions; i++) {
+			json_t *rr = json_object();
+
+			if (!rr || json_array_append_new(regions, rr) < 0) {
+				r = -ENOMEM;
+				break;
+			}
+			r |= set_new(rr, "region", json_string(req->regions[i].region));
+			r |= set_new(rr, "mode", json_string(access_mode_to_string(req->regions[i].mode)));
+		}
 	}
 	if (r < 0)
 		return -ENOMEM;

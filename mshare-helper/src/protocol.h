@@ -21,6 +21,8 @@
 /* Bounds on strings that a request may carry. */
 #define PROTO_CLIENT_MAX 256
 #define PROTO_CONTAINER_STRING_MAX 1024
+/* Regions one container may ask for in a register request. */
+#define PROTO_REGISTER_REGIONS_MAX 64
 
 enum proto_op {
 	PROTO_OP_HELLO,
@@ -28,6 +30,9 @@ enum proto_op {
 	PROTO_OP_LIST,
 	PROTO_OP_SHOW,
 	PROTO_OP_RELOAD,
+	PROTO_OP_REGISTER,
+	PROTO_OP_UNREGISTER,
+	PROTO_OP_CONTAINERS,
 	_PROTO_OP_MAX,
 };
 
@@ -39,17 +44,25 @@ struct proto_annotation {
 	char *value;
 };
 
+/* A region a container asks for, in a register request. */
+struct proto_region_request {
+	char *region;
+	enum access_mode mode;
+};
+
 struct proto_request {
 	enum proto_op op;
 	char *client;			/* hello: free-form client name, optional */
 	char *region;			/* get, show */
 	enum access_mode mode;		/* get */
 	uint32_t start;			/* list: first region of the page */
-	bool has_container;		/* get: asked for a container */
+	bool has_container;		/* get: asked for a container; register, unregister */
 	char *container_name;
-	char *container_id;
+	char *container_id;		/* required by register and unregister */
 	struct proto_annotation *annotations;
 	size_t n_annotations;
+	struct proto_region_request *regions;	/* register */
+	size_t n_regions;
 };
 
 void proto_request_done(struct proto_request *req);

@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <sys/socket.h>
 
+#include "channel.h"
 #include "log.h"
 #include "peer.h"
 #include "policy.h"
@@ -19,11 +20,14 @@
 #define REFUSAL_LOG_INTERVAL_USEC (10 * USEC_PER_SEC)
 /* Accepted per wakeup, so that a flood does not starve the connections. */
 #define ACCEPT_BURST 64
+/* Descriptors a request may carry (register: 2); more are a protocol error. */
+#define REQUEST_MAX_FDS 4
 
 struct conn {
 	struct watch watch;	/* first: the epoll data pointer */
 	struct server *server;
 	struct peer peer;
+	struct channel *channel;	/* the container channel it came in on, or NULL */
 	usec_t deadline;
 	struct conn *prev, *next;	/* in server->head..tail */
 	bool linked;
@@ -79,6 +83,8 @@ static void conn_free(struct conn *c)
 	safe_close(c->out_fd);
 	free(c->out);
 	peer_done(&c->peer);
+	if (c->channel)
+		c->channel->n_connections--;
 	s->n_connections--;
 	free(c);
 }
@@ -179,11 +185,24 @@ static bool peer_is_root(const struct conn *c)
 	return c->peer.uid == 0;
 }
 
+/* What the peer may get of region: by its own credentials, or, on a
+ * container channel, what the container registered and its grants still
+ * allow. */
 static enum access_mode conn_access(const struct conn *c, const char *region)
 {
 	struct peer_identity id = peer_identity(&c->peer);
+	const struct config *config = c->server->manager->config;
+	struct container_identity ct;
+	enum access_mode registered, granted;
 
-	return policy_access(c->server->manager->config, region, &id, NULL);
+	if (!c->channel)
+		return policy_access(config, region, &id, NULL);
+	registered = channel_registered_mode(c->channel, region);
+	if (c->channel->dead || registered == ACCESS_NONE)
+		return ACCESS_NONE;
+	ct = channel_identity(c->channel);
+	granted = policy_access(config, region, &id, &ct);
+	return granted < registered ? granted : registered;
 }
 
 static json_t *region_info_json(const struct region *r, enum access_mode access)
@@ -241,8 +260,9 @@ static int op_get(struct conn *c, const struct proto_request *req)
 	json_t *reply;
 
 	if (req->has_container) {
-		/* Only a trusted runtime hook may speak for a container. */
-		if (!peer_is_root(c))
+		/* Only a trusted runtime hook may speak for a container, and
+		 * not from inside one. */
+		if (c->channel || !peer_is_root(c))
 			return conn_reply(c, proto_reply_new_error(EPERM,
 				"only root may ask for a region on behalf of a container"), -1, false);
 		annotations = calloc(req->n_annotations ?: 1, sizeof(*annotations));
@@ -260,10 +280,14 @@ static int op_get(struct conn *c, const struct proto_request *req)
 		};
 	}
 
-	who = strprintf("pid %d (%s), uid %u%s%s%s%s", (int)c->peer.pid, c->peer.comm, c->peer.uid,
-			req->has_container ? ", for container " : "",
-			req->has_container ? (req->container_name ?: "?") : "",
-			req->container_id ? " id " : "", req->container_id ?: "");
+	if (c->channel)
+		who = strprintf("pid %d (%s) of container %s", (int)c->peer.pid, c->peer.comm,
+				c->channel->id);
+	else
+		who = strprintf("pid %d (%s), uid %u%s%s%s%s", (int)c->peer.pid, c->peer.comm, c->peer.uid,
+				req->has_container ? ", for container " : "",
+				req->has_container ? (req->container_name ?: "?") : "",
+				req->container_id ? " id " : "", req->container_id ?: "");
 	if (!who)
 		return log_oom();
 
@@ -272,7 +296,15 @@ static int op_get(struct conn *c, const struct proto_request *req)
 		return conn_reply(c, proto_reply_new_error(ENOENT, "no region '%s' is configured",
 							   req->region), -1, false);
 	}
-	access = policy_access(m->config, req->region, &id, req->has_container ? &ct : NULL);
+	if (c->channel)
+		access = conn_access(c, req->region);
+	else
+		access = policy_access(m->config, req->region, &id, req->has_container ? &ct : NULL);
+	if (access == ACCESS_NONE && c->channel) {
+		log_notice("Refused region '%s' to %s: not registered for it, or no grant.", req->region, who);
+		return conn_reply(c, proto_reply_new_error(EACCES,
+			"region '%s' is not granted to container %s", req->region, c->channel->id), -1, false);
+	}
 	if (access == ACCESS_NONE) {
 		log_notice("Refused region '%s' to %s: no grant.", req->region, who);
 		return conn_reply(c, proto_reply_new_error(EACCES,
@@ -313,11 +345,15 @@ static int op_list(struct conn *c, const struct proto_request *req)
 		goto oom;
 	for (i = req->start; i < m->n_regions; i++) {
 		const struct region *r = m->regions[i];
+		enum access_mode access = conn_access(c, r->config.name);
 		json_t *info;
 		char *s;
 		size_t n;
 
-		info = region_info_json(r, conn_access(c, r->config.name));
+		/* A container sees only the regions it may get. */
+		if (c->channel && access == ACCESS_NONE)
+			continue;
+		info = region_info_json(r, access);
 		s = info ? json_dumps(info, JSON_COMPACT) : NULL;
 		n = s ? strlen(s) + 1 : 0;
 		free(s);
@@ -449,8 +485,180 @@ static int op_reload(struct conn *c)
 	return conn_reply(c, reply, -1, false);
 }
 
-static int conn_dispatch(struct conn *c, const struct proto_request *req)
+static json_t *region_requests_json(const struct proto_region_request *regions, size_t n)
 {
+	json_t *a = json_array();
+
+	for (size_t i = 0; a && i < n; i++) {
+		json_t *o = json_pack("{s:s, s:s}", "region", regions[i].region, "mode",
+				      access_mode_to_string(regions[i].mode));
+
+		if (!o || json_array_append_new(a, o) < 0)
+			a = (json_decref(a), NULL);
+	}
+	return a;
+}
+
+/* register: the container's regions must all exist and be granted to it in
+ * the mode asked; then its channel is served. fds: the listening socket
+ * and the pidfd, both taken. */
+static int op_register(struct conn *c, struct proto_request *req, int fds[2])
+{
+	struct server *s = c->server;
+	struct manager *m = s->manager;
+	_cleanup_close_ int listen_fd = fds[0], pidfd = fds[1];
+	_cleanup_free_ struct container_annotation *annotations = NULL;
+	struct peer_identity id = peer_identity(&c->peer);
+	struct container_identity ct;
+	_cleanup_free_ char *id_copy = NULL;
+	struct channel *ch;
+	json_t *reply, *regions;
+	int k;
+
+	fds[0] = fds[1] = -1;
+	if (c->channel || !peer_is_root(c)) {
+		log_notice("Refused to register container %s for pid %d (%s), uid %u: not root.",
+			   req->container_id, (int)c->peer.pid, c->peer.comm, c->peer.uid);
+		return conn_reply(c, proto_reply_new_error(EPERM, "only root may register a container"),
+				  -1, false);
+	}
+	if (listen_fd < 0 || pidfd < 0)
+		return conn_reply(c, proto_reply_new_error(EBADMSG,
+			"register carries two descriptors: the container's listening socket and a pidfd"),
+			-1, true);
+
+	annotations = calloc(req->n_annotations ?: 1, sizeof(*annotations));
+	if (!annotations)
+		return log_oom();
+	for (size_t i = 0; i < req->n_annotations; i++)
+		annotations[i] = (struct container_annotation){
+			req->annotations[i].key, req->annotations[i].value,
+		};
+	ct = (struct container_identity){
+		.name = req->container_name,
+		.id = req->container_id,
+		.annotations = annotations,
+		.n_annotations = req->n_annotations,
+	};
+	for (size_t i = 0; i < req->n_regions; i++) {
+		const struct proto_region_request *rr = &req->regions[i];
+		struct region *r = manager_find(m, rr->region);
+		enum access_mode access;
+
+		if (!r || r->state == REGION_RETIRING) {
+			log_notice("Refused to register container %s: region '%s' is not configured.",
+				   req->container_id, rr->region);
+			return conn_reply(c, proto_reply_new_error(ENOENT, "no region '%s' is configured",
+								   rr->region), -1, false);
+		}
+		access = policy_access(m->config, rr->region, &id, &ct);
+		if (!access_allows(access, rr->mode)) {
+			log_notice("Refused to register container %s%s%s%s: region '%s' %s is not granted to it.",
+				   req->container_id, req->container_name ? " (" : "",
+				   strempty(req->container_name), req->container_name ? ")" : "",
+				   rr->region, rr->mode == ACCESS_RW ? "read-write" : "read-only");
+			return conn_reply(c, proto_reply_new_error(EACCES,
+				"region '%s' is not granted %s to container %s%s", rr->region,
+				rr->mode == ACCESS_RW ? "read-write" : "read-only", req->container_id,
+				access == ACCESS_RO ? " (only read-only)" : ""), -1, false);
+		}
+	}
+
+	id_copy = strdup(req->container_id);
+	regions = region_requests_json(req->regions, req->n_regions);
+	if (!id_copy || !regions) {
+		json_decref(regions);
+		return log_oom();
+	}
+	k = channel_register(s, req, TAKE_FD(listen_fd), TAKE_FD(pidfd), &ch);
+	if (k < 0) {
+		json_decref(regions);
+		switch (k) {
+		case -EEXIST:
+			return conn_reply(c, proto_reply_new_error(EEXIST, "container %s is registered already",
+								   id_copy), -1, false);
+		case -ESRCH:
+			return conn_reply(c, proto_reply_new_error(ESRCH, "the process of container %s has exited",
+								   id_copy), -1, false);
+		case -EBADF:
+			return conn_reply(c, proto_reply_new_error(EBADMSG,
+				"register carries a listening AF_UNIX SOCK_SEQPACKET socket, then a pidfd"),
+				-1, true);
+		case -ENOSPC:
+			log_warning("Refused to register container %s: %d containers are registered, the maximum.",
+				    id_copy, CHANNELS_MAX);
+			return conn_reply(c, proto_reply_new_error(ENOSPC,
+				"too many containers registered (%d)", CHANNELS_MAX), -1, false);
+		default:
+			log_warning_errno(k, "Cannot register container %s: %m", id_copy);
+			return conn_reply(c, proto_reply_new_error(k, "cannot register container %s: %s",
+								   id_copy, strerror(-k)), -1, false);
+		}
+	}
+	log_info("Container %s%s%s%s, pid %d, registered by pid %d (%s) for %zu region%s.", ch->id,
+		 ch->name ? " (" : "", strempty(ch->name), ch->name ? ")" : "", (int)ch->pid,
+		 (int)c->peer.pid, c->peer.comm, ch->n_regions, ch->n_regions == 1 ? "" : "s");
+	reply = proto_reply_new_ok();
+	if (!reply || json_object_set_new(reply, "regions", regions) < 0) {
+		json_decref(reply);
+		return conn_reply(c, NULL, -1, false);
+	}
+	return conn_reply(c, reply, -1, false);
+}
+
+static int op_unregister(struct conn *c, const struct proto_request *req)
+{
+	struct channel *ch;
+
+	if (c->channel || !peer_is_root(c))
+		return conn_reply(c, proto_reply_new_error(EPERM, "only root may unregister a container"),
+				  -1, false);
+	ch = channel_find(c->server, req->container_id);
+	if (!ch)
+		return conn_reply(c, proto_reply_new_error(ENOENT, "container %s is not registered",
+							   req->container_id), -1, false);
+	channel_close(ch, "unregistered");
+	return conn_reply(c, proto_reply_new_ok(), -1, false);
+}
+
+static int op_containers(struct conn *c)
+{
+	json_t *reply, *all = json_array();
+
+	if (c->channel || !peer_is_root(c)) {
+		json_decref(all);
+		return conn_reply(c, proto_reply_new_error(EPERM, "only root may list the containers"),
+				  -1, false);
+	}
+	for (struct channel *ch = c->server->channels; all && ch; ch = ch->next) {
+		json_t *o;
+
+		if (ch->dead)
+			continue;
+		o = json_pack("{s:s, s:s?, s:i, s:o, s:I}", "id", ch->id, "name", ch->name, "pid", (int)ch->pid,
+			      "regions", region_requests_json(ch->regions, ch->n_regions), "connections",
+			      (json_int_t)ch->n_connections);
+		if (!o || json_array_append_new(all, o) < 0)
+			all = (json_decref(all), NULL);
+	}
+	reply = proto_reply_new_ok();
+	if (!all || !reply || json_object_set_new(reply, "containers", all) < 0) {
+		json_decref(reply);
+		return conn_reply(c, NULL, -1, false);
+	}
+	return conn_reply(c, reply, -1, false);
+}
+
+static int conn_dispatch(struct conn *c, struct proto_request *req, int fds[2])
+{
+	if (c->channel && c->channel->dead)
+		return conn_reply(c, proto_reply_new_error(ENXIO, "container %s is no longer registered",
+							   c->channel->id), -1, true);
+	if (c->channel && req->op != PROTO_OP_HELLO && req->op != PROTO_OP_GET && req->op != PROTO_OP_LIST)
+		return conn_reply(c, proto_reply_new_error(EPERM, "\"%s\" is not available to containers",
+							   proto_op_to_string(req->op)), -1, false);
+	if (req->op == PROTO_OP_REGISTER)
+		return op_register(c, req, fds);
 	switch (req->op) {
 	case PROTO_OP_HELLO:
 		return op_hello(c, req);
@@ -462,9 +670,19 @@ static int conn_dispatch(struct conn *c, const struct proto_request *req)
 		return op_show(c, req);
 	case PROTO_OP_RELOAD:
 		return op_reload(c);
+	case PROTO_OP_UNREGISTER:
+		return op_unregister(c, req);
+	case PROTO_OP_CONTAINERS:
+		return op_containers(c);
 	default:
 		return -EOPNOTSUPP;
 	}
+}
+
+static void close_fds(int *fds, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		fds[i] = safe_close(fds[i]);
 }
 
 /* Reads and answers one message. < 0: close the connection. */
@@ -472,11 +690,23 @@ static int conn_process(struct conn *c)
 {
 	struct server *s = c->server;
 	struct iovec iov = { .iov_base = s->buf, .iov_len = MSHARE_PROTOCOL_MAX_MESSAGE };
-	/* No room for control messages: descriptors a client sends along are
-	 * never installed here (the kernel drops them and sets MSG_CTRUNC). */
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int) * REQUEST_MAX_FDS)];
+	} control;
+	/* Descriptors past REQUEST_MAX_FDS are dropped by the kernel
+	 * (MSG_CTRUNC); credentials are never asked for (no SO_PASSCRED). */
+	struct msghdr mh = {
+		.msg_iov = &iov,
+		.msg_iovlen = 1,
+		.msg_control = control.buf,
+		.msg_controllen = sizeof(control.buf),
+	};
 	_cleanup_(proto_request_done) struct proto_request req = {};
 	_cleanup_free_ char *error = NULL;
+	int fds[REQUEST_MAX_FDS];
+	size_t n_fds = 0;
+	bool other_control = false;
 	ssize_t n;
 	int k;
 
@@ -486,16 +716,21 @@ static int conn_process(struct conn *c)
 			return 0;
 		return log_debug_errno(errno, "Cannot read from pid %d: %m", (int)c->peer.pid);
 	}
-	if (n == 0)
-		return -ECONNRESET; /* hung up */
-
-	if (mh.msg_flags & MSG_CTRUNC) {
-		log_notice("Pid %d (%s), uid %u sent file descriptors or credentials; closing.",
-			   (int)c->peer.pid, c->peer.comm, c->peer.uid);
-		return conn_reply(c, proto_reply_new_error(EBADMSG,
-			"messages must not carry file descriptors or credentials"), -1, true);
+	for (struct cmsghdr *cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
+		if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS) {
+			other_control = true;
+			continue;
+		}
+		for (size_t i = 0; i < (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int) && n_fds < REQUEST_MAX_FDS; i++)
+			memcpy(&fds[n_fds++], CMSG_DATA(cmsg) + i * sizeof(int), sizeof(int));
 	}
+	if (n == 0) {
+		close_fds(fds, n_fds);
+		return -ECONNRESET; /* hung up */
+	}
+
 	if ((mh.msg_flags & MSG_TRUNC) || (size_t)n > MSHARE_PROTOCOL_MAX_MESSAGE) {
+		close_fds(fds, n_fds);
 		log_notice("Pid %d (%s), uid %u sent a message of %zd bytes, more than %d; closing.",
 			   (int)c->peer.pid, c->peer.comm, c->peer.uid, n, MSHARE_PROTOCOL_MAX_MESSAGE);
 		return conn_reply(c, proto_reply_new_error(EMSGSIZE,
@@ -504,15 +739,32 @@ static int conn_process(struct conn *c)
 	}
 
 	k = proto_request_decode(s->buf, (size_t)n, &req, &error);
-	if (k == -ENOMEM)
+	if (k == -ENOMEM) {
+		close_fds(fds, n_fds);
 		return log_oom();
+	}
 	if (k < 0) {
+		close_fds(fds, n_fds);
 		log_notice("Bad request from pid %d (%s), uid %u: %s; closing.", (int)c->peer.pid,
 			   c->peer.comm, c->peer.uid, strna(error));
 		return conn_reply(c, proto_reply_new_error(k, "%s", error ?: strerror(-k)), -1, true);
 	}
+	/* Only register carries descriptors: exactly two. */
+	if ((mh.msg_flags & MSG_CTRUNC) || other_control ||
+	    (req.op == PROTO_OP_REGISTER ? n_fds != 2 : n_fds != 0)) {
+		close_fds(fds, n_fds);
+		log_notice("Pid %d (%s), uid %u sent %s with %s%zu file descriptor%s; closing.",
+			   (int)c->peer.pid, c->peer.comm, c->peer.uid, proto_op_to_string(req.op),
+			   (mh.msg_flags & MSG_CTRUNC) ? "more than " : "", n_fds, n_fds == 1 ? "" : "s");
+		return conn_reply(c, proto_reply_new_error(EBADMSG, req.op == PROTO_OP_REGISTER ?
+			"register carries exactly two file descriptors: a listening socket and a pidfd" :
+			"only register may carry file descriptors, and nothing carries credentials"),
+			-1, true);
+	}
 	conn_touch(c, now_usec());
-	return conn_dispatch(c, &req);
+	k = conn_dispatch(c, &req, fds);
+	/* register took its two; nothing else has any. */
+	return k;
 }
 
 static void conn_dispatch_event(struct watch *w, uint32_t events)
@@ -565,7 +817,7 @@ static void server_pause_listening(struct server *s, int error)
 		s->listen_paused_until = now_usec() + LISTEN_PAUSE_USEC;
 }
 
-static void server_accept_one(struct server *s, int fd)
+static void server_accept_one(struct server *s, int fd, struct channel *ch)
 {
 	struct conn *c;
 	int k;
@@ -596,17 +848,18 @@ static void server_accept_one(struct server *s, int fd)
 		free(c);
 		return;
 	}
+	if (ch) {
+		c->channel = ch;
+		ch->n_connections++;
+	}
 	s->n_connections++;
 	conn_touch(c, now_usec());
-	log_debug("Connection from pid %d (%s), uid %u, gid %u.", (int)c->peer.pid, c->peer.comm,
-		  c->peer.uid, c->peer.gid);
+	log_debug("Connection from pid %d (%s), uid %u, gid %u%s%s.", (int)c->peer.pid, c->peer.comm,
+		  c->peer.uid, c->peer.gid, ch ? ", container " : "", ch ? ch->id : "");
 }
 
-static void server_dispatch_listen(struct watch *w, uint32_t events)
+void server_accept(struct server *s, struct watch *w, struct channel *ch)
 {
-	struct server *s = (struct server *)((char *)w - offsetof(struct server, listen));
-
-	(void)events;
 	for (int i = 0; i < ACCEPT_BURST; i++) {
 		int fd = accept4(w->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
@@ -622,16 +875,34 @@ static void server_dispatch_listen(struct watch *w, uint32_t events)
 			default:
 				/* EMFILE, ENFILE, ENOBUFS, ENOMEM: the
 				 * connection stays queued, and accepting again
-				 * at once would spin. */
-				server_pause_listening(s, errno);
+				 * at once would spin. A channel's socket is
+				 * edge-triggered: it is looked at again when
+				 * its container connects next. */
+				if (ch)
+					log_warning_errno(errno, "Cannot accept a connection of container %s: %m",
+							  ch->id);
+				else
+					server_pause_listening(s, errno);
 				return;
 			}
 		}
 		if (s->n_connections >= s->max_connections)
 			server_refuse(s, fd);
 		else
-			server_accept_one(s, fd);
+			server_accept_one(s, fd, ch);
 	}
+	/* More may be queued: an edge-triggered socket reports them again
+	 * once re-armed. */
+	if (ch && watch_modify(s->epoll_fd, w, EPOLLIN | EPOLLET) < 0)
+		log_warning_errno(errno, "Cannot watch the socket of container %s: %m", ch->id);
+}
+
+static void server_dispatch_listen(struct watch *w, uint32_t events)
+{
+	struct server *s = (struct server *)((char *)w - offsetof(struct server, listen));
+
+	(void)events;
+	server_accept(s, w, NULL);
 }
 
 int server_init(struct server *s, int epoll_fd, int listen_fd, struct manager *m)
@@ -690,12 +961,14 @@ void server_process_timeouts(struct server *s, usec_t now)
 		json_decref(reply);
 		conn_free(c);
 	}
+	channel_collect(s);
 }
 
 void server_done(struct server *s)
 {
 	while (s->head)
 		conn_free(s->head);
+	channel_close_all(s);
 	free(s->buf);
 	s->buf = NULL;
 }

@@ -19,6 +19,7 @@
 #define SERVER_MAX_CONNECTIONS_DEFAULT 4096
 
 struct conn;
+struct channel;
 
 struct server {
 	struct watch listen;
@@ -32,6 +33,8 @@ struct server {
 	usec_t refusals_logged;		/* rate limit for "too many connections" */
 	uint64_t n_refused;
 	char *buf;			/* receive buffer, shared by all connections */
+	struct channel *channels;	/* registered containers (channel.h) */
+	size_t n_channels;		/* of them not dead */
 	/* "reload" requests, from root peers only */
 	int (*reload)(void *userdata, char **ret_message);
 	void *userdata;
@@ -41,5 +44,9 @@ int server_init(struct server *s, int epoll_fd, int listen_fd, struct manager *m
 /* When server_process_timeouts() wants to run next; USEC_INFINITY if never. */
 usec_t server_next_wakeup(const struct server *s);
 void server_process_timeouts(struct server *s, usec_t now);
-/* Closes every connection; the listening socket belongs to the caller. */
+/* Accepts a burst of connections on listen: the owner socket (ch NULL) or
+ * the socket of container channel ch. */
+void server_accept(struct server *s, struct watch *listen, struct channel *ch);
+/* Closes every connection and channel; the listening socket belongs to the
+ * caller. */
 void server_done(struct server *s);

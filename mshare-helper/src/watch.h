@@ -27,3 +27,15 @@ static inline int watch_modify(int epoll_fd, struct watch *w, uint32_t events)
 
 	return epoll_ctl(epoll_fd, EPOLL_CTL_MOD, w->fd, &ev) < 0 ? -errno : 0;
 }
+
+/*
+ * Needed before closing a descriptor whose file another process may hold
+ * too (one received with SCM_RIGHTS): epoll keys its registrations on the
+ * file, not the descriptor, so closing ours alone would leave the
+ * registration, and events for a watch that is gone, behind.
+ */
+static inline void watch_remove(int epoll_fd, struct watch *w)
+{
+	if (w->fd >= 0)
+		(void)epoll_ctl(epoll_fd, EPOLL_CTL_DEL, w->fd, NULL);
+}

@@ -515,6 +515,157 @@ def test_reload(d, ctl):
     ok(set(regions(d.sock)) == set(rs), "and the regions stay as they were")
     os.unlink(os.path.join(d.conf, "zz-broken.conf"))
 
+def open_fds(pid, expect=None):
+    """The daemon's open descriptors; with expect, waits up to 3 s for that
+    count (connections the client closed are closed by the daemon a little
+    later)."""
+    deadline = time.monotonic() + 3
+    while True:
+        n = len(os.listdir(f"/proc/{pid}/fd"))
+        if expect is None or n == expect or time.monotonic() > deadline:
+            return n
+        time.sleep(0.05)
+
+
+def register(d, cid, regs, listen_sock, pidfd, name="web-1", annotations=None, raw_fds=None):
+    """Sends register on a new connection; returns (reply, socket)."""
+    obj = {"version": 1, "op": "register",
+           "container": {"id": cid, "name": name,
+                         "annotations": annotations if annotations is not None else {"tier": "prod"}},
+           "regions": [{"region": r, "mode": m} for r, m in regs]}
+    s = connect(d.sock)
+    fds = raw_fds if raw_fds is not None else [listen_sock.fileno(), pidfd]
+    socket.send_fds(s, [json.dumps(obj).encode()], fds)
+    reply, _ = recv_reply(s)
+    return reply, s
+
+
+def channel_socket(tmp, name):
+    path = os.path.join(tmp, name)
+    ls = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ls.bind(path)
+    ls.listen(16)
+    return ls, path
+
+
+def test_containers(d, ctl):
+    """The OCI hook's side: register, the container's channel, unregister."""
+    sleeper = subprocess.Popen(["sleep", "60"])
+    pidfd = os.pidfd_open(sleeper.pid)
+    ls, path = channel_socket(d.tmp, "ct1.sock")
+    time.sleep(1.5)  # connections of the earlier tests time out (--timeout 1)
+    fds_before = open_fds(d.proc.pid)
+
+    r = as_user(NOBODY, lambda: register(d, "c0", [("beta", "rw")], ls, pidfd)[0])
+    ok(r.get("errno") == "EPERM", "register by a non-root peer: EPERM", r)
+    s = connect(d.sock)
+    s.send(json.dumps({"version": 1, "op": "register", "container": {"id": "c0"},
+                       "regions": [{"region": "beta", "mode": "rw"}]}).encode())
+    reply, _ = recv_reply(s)
+    ok(reply.get("errno") == "EBADMSG" and is_closed(s), "register without descriptors: EBADMSG, closed", reply)
+    s.close()
+    pr, pw = os.pipe()
+    reply, s = register(d, "c0", [("beta", "rw")], ls, pidfd, raw_fds=[pr, pw])
+    ok(reply.get("errno") == "EBADMSG" and is_closed(s), "register with two pipes instead: EBADMSG", reply)
+    s.close()
+    os.close(pr)
+    os.close(pw)
+    reply, s = register(d, "c0", [("alpha", "ro")], ls, pidfd)
+    ok(reply.get("errno") == "EACCES" and "alpha" in reply.get("message", "") and "c0" in reply["message"],
+       "register for a region the container has no grant of: EACCES naming region and container", reply)
+    s.close()
+    reply, s = register(d, "c0", [("beta", "rw")], ls, pidfd, annotations={"tier": "dev"})
+    ok(reply.get("errno") == "EACCES", "register of a container the grant's annotation does not match: EACCES",
+       reply)
+    s.close()
+    reply, s = register(d, "c0", [("nosuch", "ro")], ls, pidfd)
+    ok(reply.get("errno") == "ENOENT", "register for an unknown region: ENOENT", reply)
+    s.close()
+    ok(open_fds(d.proc.pid, fds_before) == fds_before, "refused registrations keep no descriptor in the daemon",
+       (fds_before, open_fds(d.proc.pid)))
+
+    reply, s = register(d, "c1", [("beta", "rw")], ls, pidfd)
+    ok(reply.get("status") == "ok" and reply.get("regions") == [{"region": "beta", "mode": "rw"}],
+       "register web-1 (tier=prod) for beta rw", reply)
+    s.close()
+    # As the hook does once it has registered: the daemon's copy is the
+    # only one left.
+    spare = socket.socket(fileno=os.dup(ls.fileno()))
+    ls.close()
+    reply, s = register(d, "c1", [("beta", "ro")], spare, pidfd)
+    ok(reply.get("errno") == "EEXIST", "the same id again: EEXIST", reply)
+    s.close()
+    spare.close()
+    out = subprocess.run([ctl, "--socket", d.sock, "--json", "containers"], capture_output=True, text=True)
+    listed = json.loads(out.stdout) if out.returncode == 0 else out.stderr
+    ok(isinstance(listed, list) and [c["id"] for c in listed] == ["c1"] and listed[0]["pid"] == sleeper.pid,
+       "mshare-ctl containers lists c1 with its process", listed)
+
+    def on_channel(obj):
+        reply, fds, c = request(path, obj)
+        c.close()
+        for f in fds:
+            os.close(f)
+        return reply, len(fds)
+
+    reply, n = on_channel({"version": 1, "op": "get", "region": "beta", "mode": "rw"})
+    ok(reply.get("status") == "ok" and n == 1, "on its channel the container gets beta read-write", reply)
+    reply, n = on_channel({"version": 1, "op": "get", "region": "alpha", "mode": "ro"})
+    ok(reply.get("errno") == "EACCES" and n == 0, "but not alpha, which it did not register for", reply)
+    reply, n = on_channel({"version": 1, "op": "get", "region": "beta", "mode": "rw",
+                           "container": {"id": "c9", "name": "web-9", "annotations": {"tier": "prod"}}})
+    ok(reply.get("errno") == "EPERM", "a container cannot speak for another container", reply)
+    reply, _ = on_channel({"version": 1, "op": "list"})
+    ok(reply.get("status") == "ok" and [r["name"] for r in reply["regions"]] == ["beta"],
+       "list on the channel shows only beta", reply)
+    for op in ("reload", "containers"):
+        reply, _ = on_channel({"version": 1, "op": op})
+        ok(reply.get("errno") == "EPERM", f"{op} on the channel: EPERM", reply)
+    reply, _ = on_channel({"version": 1, "op": "unregister", "container": {"id": "c1"}})
+    ok(reply.get("errno") == "EPERM", "unregister on the channel: EPERM", reply)
+
+    # A connection open when the container goes, then the container's exit.
+    held = connect(path)
+    sleeper.kill()
+    sleeper.wait()
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and call(d.sock, {"version": 1, "op": "containers"})[0]["containers"]:
+        time.sleep(0.05)
+    ok(call(d.sock, {"version": 1, "op": "containers"})[0]["containers"] == [],
+       "the container's exit (pidfd) ends its registration")
+    held.send(json.dumps({"version": 1, "op": "get", "region": "beta", "mode": "rw"}).encode())
+    reply, fds = recv_reply(held)
+    ok(reply and reply.get("errno") == "ENXIO" and not fds, "a connection left open gets ENXIO", reply)
+    held.close()
+    try:
+        connect(path).close()
+        refused = False
+    except ConnectionRefusedError:
+        refused = True
+    ok(refused, "the channel's socket is closed: connecting is refused")
+    os.close(pidfd)
+    ok(open_fds(d.proc.pid, fds_before) == fds_before, "the daemon holds no descriptor of the container any more",
+       (fds_before, open_fds(d.proc.pid)))
+
+    # unregister, and a process that is gone before it registers.
+    sleeper = subprocess.Popen(["sleep", "60"])
+    pidfd = os.pidfd_open(sleeper.pid)
+    ls, path = channel_socket(d.tmp, "ct2.sock")
+    reply, s = register(d, "c2", [("beta", "ro")], ls, pidfd)
+    s.close()
+    reply, _ = call(d.sock, {"version": 1, "op": "unregister", "container": {"id": "c2"}})
+    ok(reply.get("status") == "ok", "unregister c2", reply)
+    reply, _ = call(d.sock, {"version": 1, "op": "unregister", "container": {"id": "c2"}})
+    ok(reply.get("errno") == "ENOENT", "unregister c2 again: ENOENT", reply)
+    sleeper.kill()
+    sleeper.wait()
+    reply, s = register(d, "c3", [("beta", "ro")], ls, pidfd)
+    ok(reply.get("errno") == "ESRCH", "register for a process that has exited: ESRCH", reply)
+    s.close()
+    os.close(pidfd)
+    ls.close()
+    ok(d.alive(), "the daemon is still up")
+
 
 def main():
     binary, ctl, stress = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -530,6 +681,7 @@ def main():
             names = set(regions(d.sock))
             ok(names == {"alpha", "beta", "gamma", "huge"}, "every region intact after the abuse", names)
             test_reload(d, ctl)
+            test_containers(d, ctl)
         finally:
             rc = d.stop()
             log = open(d.log).read()

@@ -12,8 +12,12 @@ static bool request_equal(const struct proto_request *a, const struct proto_requ
 	if (a->op != b->op || !str_eq(a->client, b->client) || !str_eq(a->region, b->region) ||
 	    (a->op == PROTO_OP_GET && a->mode != b->mode) || a->start != b->start ||
 	    a->has_container != b->has_container || !str_eq(a->container_name, b->container_name) ||
-	    !str_eq(a->container_id, b->container_id) || a->n_annotations != b->n_annotations)
+	    !str_eq(a->container_id, b->container_id) || a->n_annotations != b->n_annotations ||
+	    a->n_regions != b->n_regions)
 		return false;
+	for (size_t i = 0; i < a->n_regions; i++)
+		if (!streq(a->regions[i].region, b->regions[i].region) || a->regions[i].mode != b->regions[i].mode)
+			return false;
 	for (size_t i = 0; i < a->n_annotations; i++) {
 		bool found = false;
 
@@ -69,6 +73,21 @@ static void test_roundtrips(void)
 	roundtrip("list from 7", &(struct proto_request){ .op = PROTO_OP_LIST, .start = 7 });
 	roundtrip("show", &(struct proto_request){ .op = PROTO_OP_SHOW, .region = "pool" });
 	roundtrip("reload", &(struct proto_request){ .op = PROTO_OP_RELOAD });
+	{
+		struct proto_region_request regions[] = {
+			{ "pool", ACCESS_RW },
+			{ "catalog", ACCESS_RO },
+		};
+
+		roundtrip("register", &(struct proto_request){
+			.op = PROTO_OP_REGISTER, .has_container = true, .container_name = "web-1",
+			.container_id = "0123abcd", .annotations = annotations,
+			.n_annotations = ARRAY_SIZE(annotations), .regions = regions,
+			.n_regions = ARRAY_SIZE(regions) });
+	}
+	roundtrip("unregister", &(struct proto_request){ .op = PROTO_OP_UNREGISTER, .has_container = true,
+							.container_id = "0123abcd" });
+	roundtrip("containers", &(struct proto_request){ .op = PROTO_OP_CONTAINERS });
 }
 
 static void reject_n(const char *what, const char *msg, size_t len, int expected)
@@ -135,6 +154,26 @@ static void test_rejections(void)
 	reject("annotations as an array",
 	       "{\"version\":1,\"op\":\"get\",\"region\":\"p\",\"mode\":\"ro\",\"container\":{\"annotations\":[]}}",
 	       -EBADMSG);
+#define REG "{\"version\":1,\"op\":\"register\","
+	reject("register without container", REG "\"regions\":[{\"region\":\"p\",\"mode\":\"ro\"}]}", -EBADMSG);
+	reject("register without container id",
+	       REG "\"container\":{\"name\":\"w\"},\"regions\":[{\"region\":\"p\",\"mode\":\"ro\"}]}", -EBADMSG);
+	reject("register with an empty container id",
+	       REG "\"container\":{\"id\":\"\"},\"regions\":[{\"region\":\"p\",\"mode\":\"ro\"}]}", -EBADMSG);
+	reject("register without regions", REG "\"container\":{\"id\":\"c\"}}", -EBADMSG);
+	reject("register with no region", REG "\"container\":{\"id\":\"c\"},\"regions\":[]}", -EINVAL);
+	reject("register with regions as an object", REG "\"container\":{\"id\":\"c\"},\"regions\":{}}", -EBADMSG);
+	reject("register with a region that is a string",
+	       REG "\"container\":{\"id\":\"c\"},\"regions\":[\"p\"]}", -EBADMSG);
+	reject("register with a region without mode",
+	       REG "\"container\":{\"id\":\"c\"},\"regions\":[{\"region\":\"p\"}]}", -EBADMSG);
+	reject("register with a bad region name",
+	       REG "\"container\":{\"id\":\"c\"},\"regions\":[{\"region\":\"../p\",\"mode\":\"ro\"}]}", -EINVAL);
+	reject("register naming a region twice",
+	       REG "\"container\":{\"id\":\"c\"},\"regions\":[{\"region\":\"p\",\"mode\":\"ro\"},"
+	       "{\"region\":\"p\",\"mode\":\"rw\"}]}", -EINVAL);
+	reject("unregister without container", "{\"version\":1,\"op\":\"unregister\"}", -EBADMSG);
+#undef REG
 	reject("a negative list start", "{\"version\":1,\"op\":\"list\",\"start\":-1}", -EINVAL);
 	reject("list start as a string", "{\"version\":1,\"op\":\"list\",\"start\":\"1\"}", -EBADMSG);
 	reject("a list start past 32 bits", "{\"version\":1,\"op\":\"list\",\"start\":4294967296}", -EINVAL);

@@ -1,0 +1,237 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "channel.h"
+#include "log.h"
+#include "server.h"
+
+static void channel_free(struct channel *ch)
+{
+	free(ch->id);
+	free(ch->name);
+	for (size_t i = 0; i < ch->n_annotations; i++) {
+		free((char *)ch->annotations[i].key);
+		free((char *)ch->annotations[i].value);
+	}
+	free(ch->annotations);
+	for (size_t i = 0; i < ch->n_regions; i++)
+		free(ch->regions[i].region);
+	free(ch->regions);
+	free(ch);
+}
+
+static void channel_unlink(struct channel *ch)
+{
+	struct server *s = ch->server;
+
+	if (ch->prev)
+		ch->prev->next = ch->next;
+	else
+		s->channels = ch->next;
+	if (ch->next)
+		ch->next->prev = ch->prev;
+	ch->prev = ch->next = NULL;
+}
+
+struct channel *channel_find(struct server *s, const char *id)
+{
+	for (struct channel *ch = s->channels; ch; ch = ch->next)
+		if (!ch->dead && streq(ch->id, id))
+			return ch;
+	return NULL;
+}
+
+enum access_mode channel_registered_mode(const struct channel *ch, const char *region)
+{
+	for (size_t i = 0; i < ch->n_regions; i++)
+		if (streq(ch->regions[i].region, region))
+			return ch->regions[i].mode;
+	return ACCESS_NONE;
+}
+
+struct container_identity channel_identity(const struct channel *ch)
+{
+	return (struct container_identity){
+		.name = ch->name,
+		.id = ch->id,
+		.annotations = ch->annotations,
+		.n_annotations = ch->n_annotations,
+	};
+}
+
+static void channel_close_fds(struct channel *ch)
+{
+	watch_remove(ch->server->epoll_fd, &ch->listen);
+	watch_remove(ch->server->epoll_fd, &ch->process);
+	ch->listen.fd = safe_close(ch->listen.fd);
+	ch->process.fd = safe_close(ch->process.fd);
+}
+
+void channel_close(struct channel *ch, const char *why)
+{
+	if (ch->dead)
+		return;
+	log_info("Container %s%s%s%s, pid %d: %s; its channel is closed.", ch->id, ch->name ? " (" : "",
+		 strempty(ch->name), ch->name ? ")" : "", (int)ch->pid, why);
+	/* The hook that sent them may still hold the same files: the epoll
+	 * registrations go explicitly. Events already fetched in this batch
+	 * see ch->dead. */
+	channel_close_fds(ch);
+	ch->dead = true;
+	ch->server->n_channels--;
+}
+
+void channel_collect(struct server *s)
+{
+	struct channel *ch = s->channels, *next;
+
+	for (; ch; ch = next) {
+		next = ch->next;
+		if (ch->dead && ch->n_connections == 0) {
+			channel_unlink(ch);
+			channel_free(ch);
+		}
+	}
+}
+
+void channel_close_all(struct server *s)
+{
+	while (s->channels) {
+		struct channel *ch = s->channels;
+
+		if (!ch->dead) {
+			channel_close_fds(ch);
+			s->n_channels--;
+		}
+		channel_unlink(ch);
+		channel_free(ch);
+	}
+}
+
+static void channel_dispatch_listen(struct watch *w, uint32_t events)
+{
+	struct channel *ch = (struct channel *)((char *)w - offsetof(struct channel, listen));
+
+	(void)events;
+	if (!ch->dead)
+		server_accept(ch->server, w, ch);
+}
+
+static void channel_dispatch_process(struct watch *w, uint32_t events)
+{
+	struct channel *ch = (struct channel *)((char *)w - offsetof(struct channel, process));
+
+	(void)events;
+	channel_close(ch, "its process exited");
+}
+
+/* The pid of a pidfd's process (in our pid namespace), or -ESRCH once it
+ * has exited, -EBADF if fd is no pidfd. */
+static int pidfd_pid(int pidfd)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	char path[64], line[128];
+	long pid = 0;
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", pidfd);
+	n = readlink(path, line, sizeof(line) - 1);
+	if (n < 0)
+		return -errno;
+	line[n] = 0;
+	if (!streq(line, "anon_inode:[pidfd]"))
+		return -EBADF;
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid: %ld", &pid) == 1)
+			break;
+	/* -1: the process has exited. 0: not in our pid namespace. */
+	if (pid < 0)
+		return -ESRCH;
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+		return -errno;
+	return (int)pid;
+}
+
+/* Copies the container and its regions out of req, leaving req without them. */
+static int channel_take(struct channel *ch, struct proto_request *req)
+{
+	ch->id = TAKE_PTR(req->container_id);
+	ch->name = TAKE_PTR(req->container_name);
+	ch->regions = TAKE_PTR(req->regions);
+	ch->n_regions = req->n_regions;
+	req->n_regions = 0;
+	ch->annotations = calloc(req->n_annotations ?: 1, sizeof(*ch->annotations));
+	if (!ch->annotations)
+		return -ENOMEM;
+	for (size_t i = 0; i < req->n_annotations; i++) {
+		ch->annotations[i] = (struct container_annotation){
+			.key = TAKE_PTR(req->annotations[i].key),
+			.value = TAKE_PTR(req->annotations[i].value),
+		};
+		ch->n_annotations++;
+	}
+	return 0;
+}
+
+int channel_register(struct server *s, struct proto_request *req, int listen_fd, int pidfd,
+		     struct channel **ret)
+{
+	_cleanup_close_ int lfd = listen_fd, pfd = pidfd;
+	struct channel *ch;
+	int flags, pid, k;
+
+	if (channel_find(s, req->container_id))
+		return -EEXIST;
+	if (s->n_channels >= CHANNELS_MAX)
+		return -ENOSPC;
+	if (sd_is_socket_unix(lfd, SOCK_SEQPACKET, 1, NULL, 0) <= 0)
+		return -EBADF;
+	pid = pidfd_pid(pfd);
+	if (pid < 0)
+		return pid;
+	flags = fcntl(lfd, F_GETFL);
+	if (flags < 0 || fcntl(lfd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return -errno;
+
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	*ch = (struct channel){
+		.listen = { .fd = -1, .dispatch = channel_dispatch_listen },
+		.process = { .fd = -1, .dispatch = channel_dispatch_process },
+		.server = s,
+		.pid = pid,
+	};
+	k = channel_take(ch, req);
+	if (k < 0) {
+		channel_free(ch);
+		return k;
+	}
+	ch->listen.fd = TAKE_FD(lfd);
+	ch->process.fd = TAKE_FD(pfd);
+	/* Edge-triggered: server_accept() takes a burst and re-arms. */
+	k = watch_add(s->epoll_fd, &ch->listen, EPOLLIN | EPOLLET);
+	if (k == 0)
+		k = watch_add(s->epoll_fd, &ch->process, EPOLLIN);
+	if (k < 0) {
+		channel_close_fds(ch);
+		channel_free(ch);
+		return k;
+	}
+	ch->next = s->channels;
+	if (s->channels)
+		s->channels->prev = ch;
+	s->channels = ch;
+	s->n_channels++;
+	*ret = ch;
+	return 0;
+}
