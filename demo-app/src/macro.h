@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Cleanup attributes and small helpers, in the style of mshare-helper's
+ * macro.h (systemd's): a variable declared _cleanup_free_ or
+ * _cleanup_close_ is freed or closed when it goes out of scope; TAKE_PTR
+ * and TAKE_FD hand it out instead.
+ */
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define _cleanup_(f) __attribute__((cleanup(f)))
+#define _unused_ __attribute__((unused))
+#define _printf_(a, b) __attribute__((format(printf, a, b)))
+#define _noreturn_ __attribute__((noreturn))
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+static inline void freep(void *p)
+{
+	free(*(void **)p);
+}
+
+/* close() keeping errno, so that error paths can still report it. */
+static inline int safe_close(int fd)
+{
+	if (fd >= 0) {
+		int saved = errno;
+		close(fd);
+		errno = saved;
+	}
+	return -1;
+}
+
+static inline void closep(int *fd)
+{
+	safe_close(*fd);
+}
+
+static inline void fclosep(FILE **f)
+{
+	if (*f)
+		fclose(*f);
+}
+
+#define _cleanup_free_ _cleanup_(freep)
+#define _cleanup_close_ _cleanup_(closep)
+#define _cleanup_fclose_ _cleanup_(fclosep)
+
+#define TAKE_PTR(p)                      \
+	({                               \
+		__typeof__(p) _p_ = (p); \
+		(p) = NULL;              \
+		_p_;                     \
+	})
+#define TAKE_FD(fd)              \
+	({                       \
+		int _fd_ = (fd); \
+		(fd) = -1;       \
+		_fd_;            \
+	})
+
+/* For "return -errno" after a libc call that may not have set it. */
+static inline int negative_errno(void)
+{
+	return errno > 0 ? -errno : -EIO;
+}
+
+static inline int streq(const char *a, const char *b)
+{
+	return strcmp(a, b) == 0;
+}
