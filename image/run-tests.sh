@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# image/run-tests.sh [--tests NAME] [--extra-dir DIR]... [--kernel DIR]
+# image/run-tests.sh [--tests NAME[,NAME...]] [--extra-dir DIR]... [--kernel DIR]
 #                    [--build-kernel] [--image FILE] [--log FILE] [--timeout SEC]
 #                    [--test-timeout SEC] [--mem 4G] [--smp 2] [--append ARGS]
 #                    [--acpi-irq] [--no-check]
@@ -7,7 +7,10 @@
 # QEMU TCG and run /usr/lib/mshare-tests/NAME.list in it under systemd
 # (mshare-guest-tests.service); the serial log is judged by
 # kernel/scripts/check-log.sh. Exit status 0 only on PASS.
-#   --tests NAME      list to run (default smoke)
+#   --tests NAMES     lists to run, comma-separated (default smoke): smoke
+#                     (the image itself), owner (mshare-owner under systemd;
+#                     its tools, `make -C mshare-helper install-tests`, are
+#                     built and put on the tests disk in owner/mshare-helper/)
 #   --extra-dir DIR   copied onto the tests disk after image/tests/ (repeatable;
 #                     later files win): test lists and programs
 #   --kernel DIR      directory with bzImage; default $MSHARE_KERNEL, else the
@@ -89,7 +92,13 @@ mkdir -p "$stage"
 for d in "$IMAGE_DIR/tests" "${extra[@]}"; do
 	tar -C "$d" --exclude='*.o' --exclude='*.d' -cf - . | tar -C "$stage" -xf -
 done
-[ -f "$stage/$tests.list" ] || log "warning: no $tests.list among the tests; the guest will report it"
+if [ -d "$stage/owner" ]; then
+	make -s -C "$REPO_DIR/mshare-helper" install-tests DESTDIR="$stage" LIBEXECDIR=/owner >&2 ||
+		die "cannot build the owner tests' tools (make -C mshare-helper install-tests)"
+fi
+for t in ${tests//,/ }; do
+	[ -f "$stage/$t.list" ] || log "warning: no $t.list among the tests; the guest will report it"
+done
 mb=$(du -sm "$stage" | cut -f1)
 mkfs.ext4 -q -F -L mshare-tests -d "$stage" "$tmp/tests.ext4" "$((mb * 12 / 10 + 32))M" >/dev/null
 

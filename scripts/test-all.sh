@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The whole test run (`make test`, what CI runs): the host tests of the
-# userspace (libmshare, mshare-helper, including a bounded fuzz run of the
-# protocol decoder), then the kernel's in-guest tests (kernel/scripts/test.sh).
+# userspace (libmshare, mshare-helper, demo-app, including a bounded fuzz run
+# of the protocol decoder), then the kernel's in-guest tests (kernel/scripts/test.sh:
+# the debug kernel, booted on a busybox initramfs), then the guest image
+# booted under systemd on that kernel (image/run-tests.sh: the image itself,
+# and mshare-owner with its units, clients and reloads).
 # Every part runs even if an earlier one failed; the last line printed is
 # the sum, "N passed, N failed", and the exit status is 0 only if nothing
 # failed.
@@ -39,9 +42,11 @@ run() {
 
 run libmshare make -C "$root/libmshare" check
 run mshare-helper make -C "$root/mshare-helper" check
+run demo-app make -C "$root/demo-app" check
 run mshare-helper-fuzz make -C "$root/mshare-helper" fuzz-run \
 	FUZZ_SECONDS="${MSHARE_FUZZ_SECONDS:-30}"
 run kernel "$root/kernel/scripts/test.sh"
+run image "$root/image/run-tests.sh" --tests smoke,owner --timeout 2400 --test-timeout 900
 
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]

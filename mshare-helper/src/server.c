@@ -929,6 +929,13 @@ int server_init(struct server *s, int epoll_fd, int listen_fd, struct manager *m
 	return 0;
 }
 
+static bool conn_has_request(const struct conn *c)
+{
+	char b;
+
+	return recv(c->watch.fd, &b, 1, MSG_PEEK | MSG_DONTWAIT) > 0;
+}
+
 usec_t server_next_wakeup(const struct server *s)
 {
 	usec_t t = s->head ? s->head->deadline : USEC_INFINITY;
@@ -951,6 +958,13 @@ void server_process_timeouts(struct server *s, usec_t now)
 		_cleanup_free_ char *text = NULL;
 		json_t *reply;
 		size_t len;
+
+		/* The deadline is the client's, not ours: a request that
+		 * arrived while we were busy with others is served. */
+		if (!c->out && conn_has_request(c)) {
+			conn_touch(c, now);
+			continue;
+		}
 
 		log_debug("Connection from pid %d (%s) idle for too long; closing.", (int)c->peer.pid,
 			  c->peer.comm);

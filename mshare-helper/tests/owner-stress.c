@@ -13,6 +13,7 @@
  */
 #include <fcntl.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <poll.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -175,9 +176,12 @@ static void test_bad_messages(void)
 		send_text(fd, "{\"version\":1,\"op\":\"list\"}", 25);
 		close(fd);
 	}
+	/* The 200 are served first; a slow machine (an emulated guest) needs a
+	 * while for that, and only the answer counts here, not its delay. */
 	fd = connect_owner();
-	k = fd >= 0 && send_text(fd, one, strlen(one)) == 0 ? receive_reply(fd, 5000, NULL) : -EBADF;
-	ok(k == 0, "200 clients that vanished mid-request left the daemon serving");
+	k = fd >= 0 && send_text(fd, one, strlen(one)) == 0 ? receive_reply(fd, 60000, NULL) : -EBADF;
+	ok(k == 0, "200 clients that vanished mid-request left the daemon serving (%s)",
+	   k == 0 ? "answered" : k < 0 ? strerror(-k) : errno_to_name(k));
 	if (fd >= 0)
 		close(fd);
 }
@@ -188,7 +192,8 @@ static void test_crowd(unsigned n, const char *region)
 	char get[256];
 	struct rlimit rl;
 	int *fds = calloc(n, sizeof(int));
-	unsigned connected = 0, answered = 0, wanted = 0, got = 0, refused = 0;
+	unsigned connected = 0, answered = 0, wanted = 0, got = 0, refused = 0, timed_out = 0, reset = 0;
+	usec_t start = now_usec();
 
 	if (!fds) {
 		ok(false, "memory for %u clients", n);
@@ -199,44 +204,53 @@ static void test_crowd(unsigned n, const char *region)
 		rl.rlim_cur = rl.rlim_max < 2 * n + 64 ? rl.rlim_max : 2 * n + 64;
 		setrlimit(RLIMIT_NOFILE, &rl);
 	}
+	if (region)
+		snprintf(get, sizeof(get), "{\"version\":1,\"op\":\"get\",\"region\":\"%s\",\"mode\":\"ro\"}",
+			 region);
+	/*
+	 * Everyone connects and speaks (hello, and every other client also
+	 * get) before anyone listens, and every connection stays open until
+	 * all have been answered. Each sends at once after connecting: the
+	 * daemon closes a connection on which no request arrives within its
+	 * deadline, and connecting a thousand clients takes longer than that
+	 * on a slow (emulated) machine.
+	 */
 	for (unsigned i = 0; i < n; i++) {
 		fds[i] = connect_owner();
-		connected += fds[i] >= 0;
+		if (fds[i] < 0)
+			continue;
+		connected++;
+		send_text(fds[i], hello, sizeof(hello) - 1);
+		if (region && i % 2 == 0) {
+			send_text(fds[i], get, strlen(get));
+			wanted++;
+		}
 	}
-	/* Everyone speaks before anyone listens. */
-	for (unsigned i = 0; i < n; i++)
-		if (fds[i] >= 0)
-			send_text(fds[i], hello, sizeof(hello) - 1);
 	for (unsigned i = 0; i < n; i++) {
-		int k = fds[i] >= 0 ? receive_reply(fds[i], 30000, NULL) : -EBADF;
+		int k = fds[i] >= 0 ? receive_reply(fds[i], 60000, NULL) : -EBADF;
 
 		answered += k == 0;
 		refused += k == EAGAIN;
-	}
-	ok(connected == n && answered == n, "%u concurrent clients: %u connected, %u answered, %u refused",
-	   n, connected, answered, refused);
-
-	if (region) {
-		snprintf(get, sizeof(get), "{\"version\":1,\"op\":\"get\",\"region\":\"%s\",\"mode\":\"ro\"}",
-			 region);
-		for (unsigned i = 0; i < n; i += 2)
-			if (fds[i] >= 0) {
-				send_text(fds[i], get, strlen(get));
-				wanted++;
-			}
-		for (unsigned i = 0; i < n; i += 2) {
-			int region_fd = -1, k = fds[i] >= 0 ? receive_reply(fds[i], 30000, &region_fd) : -EBADF;
+		timed_out += k == ETIMEDOUT || k == -ETIMEDOUT;
+		reset += k == -ECONNRESET;
+		if (k == 0 && region && i % 2 == 0) {
+			int region_fd = -1;
 			struct stat st;
 
+			k = receive_reply(fds[i], 60000, &region_fd);
 			if (k == 0 && region_fd >= 0 && fstat(region_fd, &st) == 0 &&
 			    (fcntl(region_fd, F_GETFL) & O_ACCMODE) == O_RDONLY)
 				got++;
 			if (region_fd >= 0)
 				close(region_fd);
 		}
+	}
+	ok(connected == n && answered == n,
+	   "%u concurrent clients: %u connected, %u answered, %u refused, %u timed out, %u hung up on (%" PRIu64 " ms)",
+	   n, connected, answered, refused, timed_out, reset, (now_usec() - start) / USEC_PER_MSEC);
+	if (region)
 		ok(got == wanted, "%u of %u clients got a read-only descriptor of '%s' at once", got, wanted,
 		   region);
-	}
 	for (unsigned i = 0; i < n; i++)
 		if (fds[i] >= 0)
 			close(fds[i]);
