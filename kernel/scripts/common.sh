@@ -50,7 +50,8 @@ variant_fragments() {
 	debug) echo "$c/base.config $c/mshare.config $c/debug.config" ;;
 	release) echo "$c/base.config $c/mshare.config $c/release.config" ;;
 	baseline) echo "$c/base.config $c/debug.config" ;;
-	*) die "unknown kernel variant '$1' (debug, release or baseline)" ;;
+	check) echo "$c/check.config" ;;
+	*) die "unknown kernel variant '$1' (debug, release, baseline or check)" ;;
 	esac
 }
 
@@ -62,6 +63,35 @@ series_hash() {
 			sha256sum <"$p"
 		done
 	} | sha256sum | cut -c1-16
+}
+
+# child_cpu_seconds VAR: sets VAR to the user plus system CPU seconds of
+# this shell's waited-for children so far. `times` must run in this shell
+# (a subshell has children of its own), hence the file.
+child_cpu_seconds() {
+	local f
+	f=$(mktemp)
+	times >"$f"
+	printf -v "$1" '%s' "$(sed -n 2p "$f" | awk '{
+		t = 0
+		for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] }
+		printf "%d", t
+	}')"
+	rm -f "$f"
+}
+
+# kconfig_defines TREE CONFIG_FOO: whether some Kconfig file of TREE
+# defines the symbol.
+kconfig_defines() {
+	grep -rqE "^[[:space:]]*(menu)?config[[:space:]]+${2#CONFIG_}[[:space:]]*$" "$1" --include='Kconfig*'
+}
+
+# The configuration a variant's fragments go on top of.
+variant_base() {
+	case $1 in
+	check) echo tinyconfig ;;
+	*) echo x86_64_defconfig ;;
+	esac
 }
 
 # Key of a built kernel: source, series and config fragments.
