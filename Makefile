@@ -1,7 +1,7 @@
 # mshare: shared page tables for Linux (msharefs). Kernel work lives in
 # kernel/, its caches in $MSHARE_CACHE (default ~/.cache/mshare).
 
-.PHONY: all kernel kernel-release test demo deps clean image install
+.PHONY: all kernel kernel-release test demo demo-db bench deps clean image install
 
 all: kernel
 
@@ -19,9 +19,22 @@ test: deps
 	scripts/test-all.sh
 
 # The main job: boot our kernel in QEMU and show page-table sharing against
-# plain shared memory.
+# plain shared memory (64 processes on a 1 GiB region, busybox initramfs).
 demo: deps
 	kernel/scripts/demo.sh
+
+# The database demo on the guest image (docs/demo.md): mshare-owner with a
+# buffer pool, workers on it and on plain shared memory, side by side.
+# `make demo-db ARGS="--workers 64"`. To become `make demo` once verified
+# end to end (issue 6).
+demo-db: deps
+	scripts/demo.sh $(ARGS)
+
+# The benchmark: mshare, plain shared memory and hugetlbfs side by side over
+# a sweep of workers, results into docs/results/ (docs/demo.md).
+# `make bench ARGS="--quick"`.
+bench: deps
+	scripts/bench.sh $(ARGS)
 
 deps:
 	scripts/install-deps.sh
@@ -32,6 +45,7 @@ DESTDIR ?=
 install:
 	@if [ -f libmshare/Makefile ]; then $(MAKE) -C libmshare install DESTDIR=$(DESTDIR); fi
 	@if [ -f mshare-helper/Makefile ]; then $(MAKE) -C mshare-helper install DESTDIR=$(DESTDIR); fi
+	@if [ -f demo-app/Makefile ]; then $(MAKE) -C demo-app install DESTDIR=$(DESTDIR); fi
 
 # The guest image: Debian 12 with systemd, crun, podman and `make install`,
 # cached in $MSHARE_CACHE/images/<key>/rootfs.ext4 (image/README.md).

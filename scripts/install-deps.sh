@@ -20,6 +20,10 @@ packages=(
 	# libFuzzer), unit checks (systemd-analyze) and man page checks
 	libsystemd-dev libjansson-dev libinih-dev clang libclang-rt-14-dev
 	systemd man-db groff-base
+	# the guest image (image/build.sh also installs these on first use)
+	mmdebstrap binutils qemu-utils
+	# make bench / make demo: the workers' JSON, the plots
+	jq gnuplot-nox
 )
 
 # Nothing to do when everything is there already (make test and make demo
