@@ -231,6 +231,27 @@ static json_t *region_info_json(const struct region *r, enum access_mode access)
 	return proto_region_info_to_json(&info);
 }
 
+/* The container a request names, for the policy; *ret_annotations (to be
+ * freed) holds the annotation array, whose strings stay req's. */
+static int request_container(const struct proto_request *req, struct container_identity *ret,
+			     struct container_annotation **ret_annotations)
+{
+	struct container_annotation *a = calloc(req->n_annotations ?: 1, sizeof(*a));
+
+	if (!a)
+		return -ENOMEM;
+	for (size_t i = 0; i < req->n_annotations; i++)
+		a[i] = (struct container_annotation){ req->annotations[i].key, req->annotations[i].value };
+	*ret = (struct container_identity){
+		.name = req->container_name,
+		.id = req->container_id,
+		.annotations = a,
+		.n_annotations = req->n_annotations,
+	};
+	*ret_annotations = a;
+	return 0;
+}
+
 static int op_hello(struct conn *c, const struct proto_request *req)
 {
 	json_t *reply = proto_reply_new_ok(), *versions = json_array();
@@ -265,19 +286,8 @@ static int op_get(struct conn *c, const struct proto_request *req)
 		if (c->channel || !peer_is_root(c))
 			return conn_reply(c, proto_reply_new_error(EPERM,
 				"only root may ask for a region on behalf of a container"), -1, false);
-		annotations = calloc(req->n_annotations ?: 1, sizeof(*annotations));
-		if (!annotations)
+		if (request_container(req, &ct, &annotations) < 0)
 			return log_oom();
-		for (size_t i = 0; i < req->n_annotations; i++)
-			annotations[i] = (struct container_annotation){
-				req->annotations[i].key, req->annotations[i].value,
-			};
-		ct = (struct container_identity){
-			.name = req->container_name,
-			.id = req->container_id,
-			.annotations = annotations,
-			.n_annotations = req->n_annotations,
-		};
 	}
 
 	if (c->channel)
@@ -527,19 +537,8 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 			"register carries two descriptors: the container's listening socket and a pidfd"),
 			-1, true);
 
-	annotations = calloc(req->n_annotations ?: 1, sizeof(*annotations));
-	if (!annotations)
+	if (request_container(req, &ct, &annotations) < 0)
 		return log_oom();
-	for (size_t i = 0; i < req->n_annotations; i++)
-		annotations[i] = (struct container_annotation){
-			req->annotations[i].key, req->annotations[i].value,
-		};
-	ct = (struct container_identity){
-		.name = req->container_name,
-		.id = req->container_id,
-		.annotations = annotations,
-		.n_annotations = req->n_annotations,
-	};
 	for (size_t i = 0; i < req->n_regions; i++) {
 		const struct proto_region_request *rr = &req->regions[i];
 		struct region *r = manager_find(m, rr->region);
