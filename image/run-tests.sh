@@ -6,7 +6,8 @@
 # Boot the guest image (image/build.sh, built or reused) on our kernel under
 # QEMU TCG and run /usr/lib/mshare-tests/NAME.list in it under systemd
 # (mshare-guest-tests.service); the serial log is judged by
-# kernel/scripts/check-log.sh. Exit status 0 only on PASS.
+# kernel/scripts/check-log.sh. Exit status 0 only on PASS; the last line is
+# "N passed, N failed" (the guest's counts).
 #   --tests NAMES     lists to run, comma-separated (default smoke): smoke
 #                     (the image itself), owner (mshare-owner under systemd;
 #                     its tools, `make -C mshare-helper install-tests`, are
@@ -110,5 +111,14 @@ append="$append${user_append:+ $user_append}"
 log "image $image, kernel $kdir, tests $tests"
 rc=0
 "$KERNEL_DIR/scripts/run-qemu.sh" --kernel "$kdir" --disk "$tmp/root.qcow2" \
-	--extra-disk "$tmp/tests.ext4" --tests "$tests" --timeout "$tmo" "${qargs[@]}" || rc=$?
+	--extra-disk "$tmp/tests.ext4" --tests "$tests" --timeout "$tmo" "${qargs[@]}" |
+	tee "$tmp/run.out" || rc=$? # pipefail: run-qemu.sh's status
+# The summary line scripts/test-all.sh adds up: the guest's counts as
+# check-log judged them; a failed run with no failed test counts as one.
+verdict=$(grep '^check-log: verdict=' "$tmp/run.out" | tail -n1 || true)
+passed=$(sed -n 's/.* passed=\([0-9]*\).*/\1/p' <<<"$verdict")
+failed=$(sed -n 's/.* failed=\([0-9]*\).*/\1/p' <<<"$verdict")
+passed=${passed:-0} failed=${failed:-0}
+[ "$rc" = 0 ] || [ "$failed" -gt 0 ] || failed=1
+echo "$passed passed, $failed failed"
 exit "$rc"
