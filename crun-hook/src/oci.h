@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The OCI runtime's input to a hook: the container's state on standard input
+ * (runtime-spec "State") and the bundle's config.json. Parsing only (jansson);
+ * unit-tested on the host.
+ */
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+/* Bounds on what we are willing to read. */
+#define OCI_STATE_MAX (1024 * 1024)
+#define OCI_CONFIG_MAX (16 * 1024 * 1024)
+#define OCI_ID_MAX 1024
+
+struct oci_state {
+	char *id;
+	pid_t pid;		/* 0 where the runtime gives none (poststop) */
+	char *bundle;		/* absolute */
+	char *status;		/* "creating", "created", "running", "stopped", or NULL */
+	json_t *annotations;	/* an object of strings; NULL if the state has none */
+};
+
+void oci_state_done(struct oci_state *s);
+
+/*
+ * Parses the state. id (non-empty, at most OCI_ID_MAX bytes) and bundle
+ * (absolute) are required; pid, if present, is a non-negative integer;
+ * status, if present, a string; annotations, if present, an object of
+ * strings. Duplicate members are an
+ * error. Returns 0, or -EBADMSG with *ret_error (NULL on -ENOMEM).
+ */
+int oci_state_parse(const char *buf, size_t len, struct oci_state *ret, char **ret_error);
+
+struct oci_config {
+	char *root_path;	/* root.path, made absolute against the bundle */
+	json_t *annotations;	/* an object of strings, or NULL */
+};
+
+void oci_config_done(struct oci_config *c);
+
+/* Parses config.json text of the bundle at bundle (absolute). */
+int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci_config *ret,
+		     char **ret_error);
+
+/* Reads and parses bundle/config.json; -errno or -EBADMSG with *ret_error. */
+int oci_config_load(const char *bundle, struct oci_config *ret, char **ret_error);
+
+/* The value of annotation key, or NULL. */
+const char *oci_annotation(json_t *annotations, const char *key);
+
+/*
+ * The container's name as its engine tells it in an annotation (podman,
+ * CRI-O, containerd; see oci.c), or NULL.
+ */
+const char *oci_container_name(json_t *annotations);
+
+/*
+ * Whether the container is a Kubernetes pod's sandbox (its "pause"
+ * container), which CRI-O and containerd mark with an annotation and which
+ * gets the pod's annotations too, but never runs a workload.
+ */
+bool oci_is_sandbox(json_t *annotations);
+
+/* The annotations as "KEY=VALUE" strings, NULL-terminated; NULL on ENOMEM. */
+char **oci_annotations_strv(json_t *annotations);

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * hook-probe: the workload side of the in-guest tests of mshare-oci-hook,
+ * linked statically so that it runs in a container whose root holds nothing
+ * but busybox. It talks to the container's channel ($MSHARE_SOCKET, else
+ * /run/mshare/mshare.sock) as a workload would.
+ *
+ *   hook-probe get [--ro] REGION [PROGRAM ARGS...]
+ *       mshare_request(); prints "ok" or "error ENAME" (status 0 or 1). With
+ *       PROGRAM, runs it with the descriptor open and named in $MSHARE_FD
+ *       (as `mshare-ctl run` does for region-probe).
+ *   hook-probe control REGION
+ *       gets REGION read-write and tries what only the region's owner may:
+ *       mshare_map(), mshare_unmap(), mshare_protect(); prints each result;
+ *       status 0 if every one failed with EPERM.
+ *   hook-probe connect PATH
+ *       connects a SOCK_SEQPACKET socket to PATH; prints "connected" or
+ *       "error ENAME" (status 0 or 1).
+ *   hook-probe list
+ *       the regions the channel lists, by name, on one line.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <mshare.h>
+
+#include "client-internal.h"
+
+static int usage(void)
+{
+	fprintf(stderr, "usage: hook-probe get [--ro] REGION [PROGRAM ARGS...] | control REGION | "
+			"connect PATH | list\n");
+	return 2;
+}
+
+static const char *ename(int e)
+{
+	const char *n = strerrorname_np(e);
+
+	return n ? n : "E?";
+}
+
+static int cmd_get(int argc, char **argv)
+{
+	unsigned int flags = 0;
+	char fdname[16];
+	int fd;
+
+	if (argc > 0 && strcmp(argv[0], "--ro") == 0) {
+		flags = MSHARE_REQUEST_RDONLY;
+		argc--, argv++;
+	}
+	if (argc < 1)
+		return usage();
+	fd = mshare_request(argv[0], flags);
+	if (fd < 0) {
+		printf("error %s\n", ename(errno));
+		return 1;
+	}
+	if (argc == 1) {
+		printf("ok\n");
+		return 0;
+	}
+	/* The descriptor is close-on-exec; the program gets a copy. */
+	fd = dup(fd);
+	snprintf(fdname, sizeof(fdname), "%d", fd);
+	setenv("MSHARE_FD", fdname, 1);
+	fflush(stdout);
+	execv(argv[1], argv + 1);
+	printf("error exec %s: %s\n", argv[1], ename(errno));
+	return 1;
+}
+
+static int cmd_control(const char *region)
+{
+	int fd = mshare_request(region, 0), bad = 0;
+	long align;
+
+	if (fd < 0) {
+		printf("error %s\n", ename(errno));
+		return 1;
+	}
+	align = mshare_alignment(fd);
+#define TRY(what, call)                                                            \
+	do {                                                                       \
+		int r_ = (call);                                                   \
+		printf("%s: %s\n", what, r_ < 0 ? ename(errno) : "allowed");       \
+		bad += !(r_ < 0 && errno == EPERM);                                \
+	} while (0)
+	TRY("mshare_map", mshare_map_object(fd, align > 0 ? 0 : 0, 4096, PROT_READ | PROT_WRITE,
+					    MAP_ANONYMOUS, -1, 0));
+	TRY("mshare_unmap", mshare_unmap(fd, 0, (size_t)(align > 0 ? align : 4096)));
+	TRY("mshare_protect", mshare_protect(fd, 0, 4096, PROT_READ));
+#undef TRY
+	return bad ? 1 : 0;
+}
+
+static int cmd_connect(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return usage();
+	strcpy(sa.sun_path, path);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		printf("error %s\n", ename(errno));
+		return 1;
+	}
+	printf("connected\n");
+	return 0;
+}
+
+static int cmd_list(void)
+{
+	struct proto_request req = { .op = PROTO_OP_LIST };
+	struct proto_reply reply = {};
+	struct mshare_client *c = NULL;
+	const char *path = getenv("MSHARE_SOCKET");
+	size_t i;
+	json_t *r;
+	int k;
+
+	k = mshare_client_new(&c);
+	if (k >= 0)
+		k = mshare_client_connect(c, path && *path ? path : MSHARE_REQUEST_SOCKET, "hook-probe");
+	if (k >= 0)
+		k = mshare_client_call(c, &req, &reply, NULL);
+	if (k < 0) {
+		printf("error %s\n", ename(-k));
+		mshare_client_free(c);
+		return 1;
+	}
+	json_array_foreach(json_object_get(reply.object, "regions"), i, r)
+		printf("%s%s", i ? " " : "", json_string_value(json_object_get(r, "name")));
+	printf("\n");
+	proto_reply_done(&reply);
+	mshare_client_free(c);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2)
+		return usage();
+	if (strcmp(argv[1], "get") == 0)
+		return cmd_get(argc - 2, argv + 2);
+	if (strcmp(argv[1], "control") == 0 && argc == 3)
+		return cmd_control(argv[2]);
+	if (strcmp(argv[1], "connect") == 0 && argc == 3)
+		return cmd_connect(argv[2]);
+	if (strcmp(argv[1], "list") == 0 && argc == 2)
+		return cmd_list();
+	return usage();
+}

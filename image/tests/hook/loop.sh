@@ -1,0 +1,84 @@
+#!/bin/bash
+# 100 containers started and stopped in a loop, each getting pool through
+# its channel, leave the daemon as they found it: the same open descriptors,
+# its resident memory within 512 KiB, no registered container. A container
+# whose process is killed is dropped by the daemon (its pidfd) before
+# poststop runs. Under TCG a container start takes seconds, so the loop is
+# split over list entries that each stay within the per-entry timeout:
+#   loop.sh begin     the daemon afresh, one container, the daemon's state
+#   loop.sh run N     N more containers (hook.list: 10 entries of 10)
+#   loop.sh end       the daemon's state compared; a killed container
+. "$(dirname "$0")/lib.sh"
+STATE=/run/hook-loop.state
+ann='{"io.mshare.regions": "pool:rw,catalog", "io.mshare.test": "trusted"}'
+
+case $1 in
+begin)
+	echo "1..1"
+	fresh
+	b=$(bundle loop "$ann" /bin/hook-probe get pool)
+	crun_run loop-0 "$b" # the daemon's first container: lazy allocations
+	if [ "$rc" = 0 ] && [ "$out" = ok ]; then ok "a first container got pool"; else not_ok "loop-0: status $rc"; fi
+	show
+	echo "pid=$(main_pid) fds=$(owner_fds) rss=$(owner_rss) n=0 ms=0" >"$STATE"
+	cat "$STATE" | sed 's/^/# /'
+	;;
+run)
+	. "$STATE"
+	echo "1..1"
+	failed=0 start=$(date +%s%N)
+	for i in $(seq $((n + 1)) $((n + $2))); do
+		crun_run "loop-$i" "$BUNDLES/loop"
+		if [ "$rc" != 0 ] || [ "$out" != ok ]; then
+			failed=$((failed + 1))
+			[ "$failed" -gt 3 ] || show
+		fi
+	done
+	t=$((($(date +%s%N) - start) / 1000000))
+	if [ "$failed" = 0 ]; then
+		ok "containers $((n + 1)) to $((n + $2)) started, got pool and stopped ($((t / $2)) ms each)"
+	else
+		not_ok "$failed of containers $((n + 1)) to $((n + $2)) failed"
+	fi
+	sed -i -e "s/ n=$n / n=$((n + $2)) /" -e "s/ ms=$ms\$/ ms=$((ms + t))/" "$STATE"
+	;;
+end)
+	. "$STATE"
+	echo "1..9"
+	fds0=$fds rss0=$rss
+	if [ "$n" = 100 ] && [ "$(main_pid)" = "$pid" ]; then
+		ok "100 containers ran, the same daemon (pid $pid) served them all ($((ms / n)) ms each)"
+	else
+		not_ok "$n containers ran; the daemon was pid $pid, is $(main_pid)"
+	fi
+	fds1=$(owner_fds) rss1=$(owner_rss)
+	echo "# before: $fds0 descriptors, VmRSS $rss0 kB; after: $fds1 descriptors, VmRSS $rss1 kB"
+	if [ "$fds1" = "$fds0" ]; then ok "the daemon holds $fds1 descriptors, as before"; else not_ok "descriptors: $fds0 before, $fds1 after"; fi
+	if [ "$rss1" -le $((rss0 + 512)) ]; then
+		ok "its VmRSS is within 512 KiB of where it was ($rss0 -> $rss1 kB)"
+	else
+		not_ok "VmRSS grew from $rss0 to $rss1 kB"
+	fi
+	if [ -z "$(registered)" ]; then ok "no container is registered"; else not_ok "registered: $(registered)"; fi
+	if [ -z "$(crun list -q)" ]; then ok "crun has no container left"; else not_ok "crun list: $(crun list -q | tr '\n' ' ')"; fi
+
+	# Killed: SIGKILL to the container's process, no crun delete (no poststop).
+	b=$(bundle killed "$ann" /bin/sleep 600)
+	crun run -d -b "$b" killed-1 >/dev/null 2>&1 </dev/null
+	if [ "$(registered)" = "killed-1 " ]; then ok "a detached container is registered"; else not_ok "registered: '$(registered)'"; fi
+	kill -KILL "$(crun state killed-1 | jq .pid)"
+	if wait_for 30 sh -c '[ -z "$(mshare-ctl --json containers | jq -r ".[].id")" ]'; then
+		ok "killed, it is dropped by the daemon before poststop ran"
+	else
+		not_ok "still registered after the kill: $(registered)"
+	fi
+	crun delete -f killed-1 >/dev/null 2>&1
+	if [ "$(owner_fds)" = "$fds0" ]; then ok "and the daemon closed its descriptors ($(owner_fds))"; else not_ok "descriptors: $fds0 before, $(owner_fds) now"; fi
+	check "the daemon still serves: pool is active" \
+		sh -c '[ "$(mshare-ctl --json list | jq -r ".[] | select(.name == \"pool\") | .state")" = active ]'
+	;;
+*)
+	echo "usage: loop.sh begin | run N | end" >&2
+	exit 2
+	;;
+esac

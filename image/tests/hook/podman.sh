@@ -1,0 +1,45 @@
+#!/bin/bash
+# podman runs the hook from the installed hooks.d file when a container has
+# io.mshare.regions, and not otherwise. podman 4.3 with crun, --rootfs, no
+# network. podman mounts no tmpfs on /run: the channel is made in the root
+# file system, here the --rootfs directory itself, where it stays after the
+# container (no longer served: ECONNREFUSED; the hook replaces it for the
+# next container that asks).
+. "$(dirname "$0")/lib.sh"
+echo "1..3"
+fresh
+make_rootfs
+# prun [GLOBAL OPTIONS] -- [RUN OPTIONS] -- CMD...: podman run of a container
+# whose root is $ROOTFS (--rootfs makes the first argument after the
+# options a root file system instead of an image); sets out and rc.
+# seccomp=unconfined: podman's default seccomp profile answers system calls
+# it does not know, the mshare calls among them, with ENOSYS.
+prun() {
+	local global=() opts=()
+	while [ "$1" != -- ]; do global+=("$1"); shift; done
+	shift
+	while [ "$1" != -- ]; do opts+=("$1"); shift; done
+	shift
+	out=$(timeout 300 podman "${global[@]}" run --rm --network none --security-opt seccomp=unconfined \
+		"${opts[@]}" --rootfs "$ROOTFS" "$@" 2>&1 </dev/null)
+	rc=$?
+}
+
+prun -- --annotation io.mshare.regions=pool:rw --annotation io.mshare.test=trusted -- \
+	/bin/hook-probe get pool /bin/region-probe --bytes=$POOL write 3
+show
+if [ "$rc" = 0 ] && [ "$(field pages "$out")" = 16384 ]; then
+	ok "podman run with io.mshare.regions=pool:rw: the hook from hooks.d gave the container pool"
+else
+	not_ok "podman run with the annotation: status $rc"
+fi
+
+prun -- -- /bin/hook-probe get pool
+show
+if [ "$rc" = 1 ] && { [ "$out" = "error ENOENT" ] || [ "$out" = "error ECONNREFUSED" ]; }; then
+	ok "podman run without the annotation: no hook, nothing serves it ($out)"
+else
+	not_ok "podman run without the annotation: status $rc"
+fi
+if [ -z "$(registered)" ]; then ok "nothing is registered"; else not_ok "registered: $(registered)"; fi
+
