@@ -10,13 +10,13 @@
 /*
  * Annotations in which engines name their containers, in the order tried:
  * CRI-O's full name (k8s_CONTAINER_POD_NAMESPACE_UID_ATTEMPT), containerd's
- * container name within its pod, podman's name. Plain crun has none; the
- * daemon is then told the id only.
+ * container name within its pod. podman 4.3 puts no name among a
+ * container's annotations, and plain crun has none: the daemon is then told
+ * the id only.
  */
 static const char *const name_annotations[] = {
 	"io.kubernetes.cri-o.Name",
 	"io.kubernetes.cri.container-name",
-	"io.podman.annotations.name",
 };
 
 /* Annotations that say "this is a pod sandbox": CRI-O's, containerd's. */

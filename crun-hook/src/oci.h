@@ -53,8 +53,8 @@ int oci_config_load(const char *bundle, struct oci_config *ret, char **ret_error
 const char *oci_annotation(json_t *annotations, const char *key);
 
 /*
- * The container's name as its engine tells it in an annotation (podman,
- * CRI-O, containerd; see oci.c), or NULL.
+ * The container's name as its engine tells it in an annotation (CRI-O,
+ * containerd; see oci.c), or NULL.
  */
 const char *oci_container_name(json_t *annotations);
 

@@ -203,11 +203,11 @@ expect "poststop: another refusal is reported" 1 "mshare-owner refused the unreg
 # ---- a registration ----
 rm -rf "$bundle/rootfs/run"
 start_fake ok
-ann='{"io.mshare.regions":" pool:rw , catalog","io.podman.annotations.name":"web-1","x":"y=z"}'
+ann='{"io.mshare.regions":" pool:rw , catalog","io.kubernetes.cri-o.Name":"k8s_db_web-1_prod_0f3c_0","x":"y=z"}'
 run "$(state "$ann")" --socket="$tmp/owner.sock" createRuntime
 expect "a granted container starts: exit 0, silent" 0 ""
 reg=$(requests register)
-want='{"version":1,"op":"register","container":{"id":"t1","name":"web-1","annotations":{"io.mshare.regions":" pool:rw , catalog","io.podman.annotations.name":"web-1","x":"y=z"}},"regions":[{"region":"pool","mode":"rw"},{"region":"catalog","mode":"ro"}]}'
+want='{"version":1,"op":"register","container":{"id":"t1","name":"k8s_db_web-1_prod_0f3c_0","annotations":{"io.mshare.regions":" pool:rw , catalog","io.kubernetes.cri-o.Name":"k8s_db_web-1_prod_0f3c_0","x":"y=z"}},"regions":[{"region":"pool","mode":"rw"},{"region":"catalog","mode":"ro"}]}'
 if [ "$(pick 'r["request"]' <<<"$reg")" = "$(pick r <<<"$want")" ]; then
 	ok "register names the container, its annotations and the regions with their modes"
 else

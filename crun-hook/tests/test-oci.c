@@ -58,8 +58,8 @@ static void test_names(void)
 		  "\"io.kubernetes.pod.name\":\"web-1\"}", "k8s_db_web-1_prod_0f3c_0" },
 		{ "{\"io.kubernetes.cri.container-name\":\"db\","
 		  "\"io.kubernetes.cri.sandbox-name\":\"web-1\"}", "db" },
-		{ "{\"io.podman.annotations.name\":\"web-1\"}", "web-1" },
-		{ "{\"io.kubernetes.cri-o.Name\":\"\",\"io.podman.annotations.name\":\"web-1\"}", "web-1" },
+		{ "{\"io.kubernetes.cri-o.Name\":\"\",\"io.kubernetes.cri.container-name\":\"db\"}", "db" },
+		{ "{\"io.container.manager\":\"libpod\",\"io.podman.annotations.autoremove\":\"TRUE\"}", NULL },
 	};
 
 	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {

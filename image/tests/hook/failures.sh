@@ -2,39 +2,12 @@
 # What makes a container fail to start, with the hook's message in crun's
 # error output (the annotation run.oci.hooks.stderr=/dev/stderr lets it
 # through) and in the journal: a bad annotation, an unknown region, a grant
-# refused, the daemon not running, the daemon not answering in time. No
+# refused (daemon.sh: the daemon not running or not answering). No
 # container is left behind and nothing stays registered.
 . "$(dirname "$0")/lib.sh"
-echo "1..23"
+echo "1..15"
 fresh
 
-# fails ID ANNOTATIONS TEXT DESCRIPTION: the container fails to start, crun
-# prints TEXT (the hook's message) and "error executing hook", and the journal
-# has TEXT for the container. Three checks.
-fails() {
-	local id=$1 ann=$2 text=$3 desc=$4 b
-	b=$(bundle "$id" "$ann" /bin/true)
-	crun_run "$id" "$b"
-	[ -z "${AFTER_RUN:-}" ] || $AFTER_RUN
-	if [ "$rc" != 0 ] && grep -qF -- "mshare-oci-hook: container $id: $text" <<<"$out" &&
-		grep -q 'error executing hook' <<<"$out"; then
-		ok "$desc: the container fails, crun shows the hook's message"
-	else
-		not_ok "$desc: status $rc, expected a failure with 'mshare-oci-hook: container $id: $text'"
-	fi
-	show
-	if journal_has "$id" "container $id: $text"; then
-		ok "$desc: the message is in the journal (SYSLOG_IDENTIFIER=mshare-oci-hook CONTAINER_ID=$id PRIORITY=3)"
-	else
-		not_ok "$desc: no such message in the journal for $id"
-		journalctl -q -o short-monotonic SYSLOG_IDENTIFIER=mshare-oci-hook | tail -n 5 | sed 's/^/# /'
-	fi
-	if ! crun list -q | grep -qx "$id" && [ -z "$(registered 2>/dev/null)" ]; then
-		ok "$desc: no container is left behind and nothing is registered"
-	else
-		not_ok "$desc: left behind: crun list '$(crun list -q | tr '\n' ' ')', registered '$(registered 2>/dev/null)'"
-	fi
-}
 E='"run.oci.hooks.stderr": "/dev/stderr", "io.mshare.test": "trusted"'
 
 fails bad-1 "{\"io.mshare.regions\": \"pool:wr\", $E}" \
@@ -60,32 +33,3 @@ else
 fi
 show
 
-# The daemon not running: socket unit and service stopped.
-systemctl stop mshare-owner.socket "$UNIT"
-fails down-1 "{\"io.mshare.regions\": \"pool\", $E}" \
-	"mshare-owner is not running: cannot connect to /run/mshare/owner.sock:" "the daemon not running"
-systemctl start mshare-owner.socket "$UNIT"
-
-# The daemon not answering: stopped with SIGSTOP; the hook gives up after
-# its 5 s deadline.
-pid=$(main_pid)
-kill -STOP "$pid"
-start=$(date +%s)
-continued() {
-	secs=$(($(date +%s) - start))
-	kill -CONT "$pid"
-}
-AFTER_RUN=continued fails slow-1 "{\"io.mshare.regions\": \"pool\", $E}" \
-	"mshare-owner did not answer within 5 s" "the daemon not answering (SIGSTOP)"
-if [ "$secs" -ge 5 ] && [ "$secs" -le 60 ]; then
-	ok "crun gave up after $secs s (the hook's deadline is 5 s)"
-else
-	not_ok "crun took $secs s"
-fi
-if [ "$(main_pid)" = "$pid" ] && b=$(bundle after-1 "{\"io.mshare.regions\": \"pool\", $E}" /bin/true) &&
-	crun_run after-1 "$b" && [ "$rc" = 0 ]; then
-	ok "the daemon, continued, serves the next container"
-else
-	not_ok "after SIGCONT: status $rc"
-	show
-fi

@@ -146,6 +146,34 @@ journal_has() {
 owner_fds() { ls "/proc/$(main_pid)/fd" | wc -l; }
 owner_rss() { awk '$1 == "VmRSS:" { print $2 }' "/proc/$(main_pid)/status"; }
 
+# fails ID ANNOTATIONS TEXT DESCRIPTION: the container fails to start, crun
+# prints TEXT (the hook's message) and "error executing hook", and the journal
+# has TEXT for the container. Three checks.
+fails() {
+	local id=$1 ann=$2 text=$3 desc=$4 b
+	b=$(bundle "$id" "$ann" /bin/true)
+	crun_run "$id" "$b"
+	[ -z "${AFTER_RUN:-}" ] || $AFTER_RUN # a command to run right after crun
+	if [ "$rc" != 0 ] && grep -qF -- "mshare-oci-hook: container $id: $text" <<<"$out" &&
+		grep -q 'error executing hook' <<<"$out"; then
+		ok "$desc: the container fails, crun shows the hook's message"
+	else
+		not_ok "$desc: status $rc, expected a failure with 'mshare-oci-hook: container $id: $text'"
+	fi
+	show
+	if journal_has "$id" "container $id: $text"; then
+		ok "$desc: the message is in the journal (SYSLOG_IDENTIFIER=mshare-oci-hook CONTAINER_ID=$id PRIORITY=3)"
+	else
+		not_ok "$desc: no such message in the journal for $id"
+		journalctl -q -o short-monotonic SYSLOG_IDENTIFIER=mshare-oci-hook | tail -n 5 | sed 's/^/# /'
+	fi
+	if ! crun list -q | grep -qx "$id" && [ -z "$(registered 2>/dev/null)" ]; then
+		ok "$desc: no container is left behind and nothing is registered"
+	else
+		not_ok "$desc: left behind: crun list '$(crun list -q | tr '\n' ' ')', registered '$(registered 2>/dev/null)'"
+	fi
+}
+
 # fresh: the daemon on the test configuration, no container left over.
 fresh() {
 	for id in $(crun list -q 2>/dev/null); do crun delete -f "$id" >/dev/null 2>&1; done
