@@ -2,10 +2,9 @@
 #pragma once
 
 /*
- * Cleanup attributes and small helpers, in the style of mshare-helper's
- * macro.h (systemd's): a variable declared _cleanup_free_ or
- * _cleanup_close_ is freed or closed when it goes out of scope; TAKE_PTR
- * and TAKE_FD hand it out instead.
+ * Small helpers shared by the userspace components (mshare-helper,
+ * crun-hook, demo-app): cleanup attributes in the style of systemd, and
+ * taking ownership out of them.
  */
 
 #include <errno.h>
@@ -18,6 +17,7 @@
 #define _unused_ __attribute__((unused))
 #define _printf_(a, b) __attribute__((format(printf, a, b)))
 #define _noreturn_ __attribute__((noreturn))
+#define _warn_unused_result_ __attribute__((warn_unused_result))
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -52,26 +52,37 @@ static inline void fclosep(FILE **f)
 #define _cleanup_close_ _cleanup_(closep)
 #define _cleanup_fclose_ _cleanup_(fclosep)
 
-#define TAKE_PTR(p)                      \
-	({                               \
-		__typeof__(p) _p_ = (p); \
-		(p) = NULL;              \
-		_p_;                     \
+/* Hand a pointer or fd out of a cleanup variable. */
+#define TAKE_PTR(p)                          \
+	({                                   \
+		__typeof__(p) _p_ = (p);     \
+		(p) = NULL;                  \
+		_p_;                         \
 	})
-#define TAKE_FD(fd)              \
-	({                       \
-		int _fd_ = (fd); \
-		(fd) = -1;       \
-		_fd_;            \
+#define TAKE_FD(fd)                  \
+	({                           \
+		int _fd_ = (fd);     \
+		(fd) = -1;           \
+		_fd_;                \
 	})
 
-/* For "return -errno" after a libc call that may not have set it. */
 static inline int negative_errno(void)
 {
+	/* For "return -errno" after a libc call that may not have set it. */
 	return errno > 0 ? -errno : -EIO;
 }
 
 static inline int streq(const char *a, const char *b)
 {
 	return strcmp(a, b) == 0;
+}
+
+static inline const char *strempty(const char *s)
+{
+	return s ?: "";
+}
+
+static inline const char *strna(const char *s)
+{
+	return s ? s : "n/a";
 }
