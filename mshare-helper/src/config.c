@@ -495,12 +495,12 @@ static void region_key(struct parser *p, const char *key, const char *value)
 
 /* ---- [Grant] keys ---- */
 
-static int lookup_uid(const char *word, uid_t *ret)
+/* A user (or, with user false, a group) by name or number. -ESRCH if no
+ * such name, -EINVAL for the invalid ID (uint32_t)-1. */
+static int lookup_id(const char *word, bool user, uint32_t *ret)
 {
 	_cleanup_free_ char *buf = NULL;
-	struct passwd pw, *res = NULL;
 	uint32_t u;
-	size_t n = 16384;
 
 	if (parse_u32(word, &u) == 0) {
 		if (u == UINT32_MAX)
@@ -508,33 +508,25 @@ static int lookup_uid(const char *word, uid_t *ret)
 		*ret = u;
 		return 0;
 	}
-	if (!(buf = malloc(n)))
-		return -ENOMEM;
-	if (getpwnam_r(word, &pw, buf, n, &res) != 0 || !res)
-		return -ESRCH;
-	*ret = res->pw_uid;
-	return 0;
-}
+	/* A group with many members needs a big buffer: grow it on ERANGE. */
+	for (size_t n = 4096; n <= 16 * 1024 * 1024; n *= 2) {
+		struct passwd pw, *pwr = NULL;
+		struct group gr, *grr = NULL;
+		char *t = realloc(buf, n);
+		int r;
 
-static int lookup_gid(const char *word, gid_t *ret)
-{
-	_cleanup_free_ char *buf = NULL;
-	struct group gr, *res = NULL;
-	uint32_t u;
-	size_t n = 65536;
-
-	if (parse_u32(word, &u) == 0) {
-		if (u == UINT32_MAX)
-			return -EINVAL;
-		*ret = u;
+		if (!t)
+			return -ENOMEM;
+		buf = t;
+		r = user ? getpwnam_r(word, &pw, buf, n, &pwr) : getgrnam_r(word, &gr, buf, n, &grr);
+		if (r == ERANGE)
+			continue;
+		if (r != 0 || !(user ? (void *)pwr : (void *)grr))
+			return -ESRCH;
+		*ret = user ? pwr->pw_uid : grr->gr_gid;
 		return 0;
 	}
-	if (!(buf = malloc(n)))
-		return -ENOMEM;
-	if (getgrnam_r(word, &gr, buf, n, &res) != 0 || !res)
-		return -ESRCH;
-	*ret = res->gr_gid;
-	return 0;
+	return -ESRCH;
 }
 
 static void grant_ids(struct parser *p, const char *key, const char *value, bool user)
@@ -556,7 +548,7 @@ static void grant_ids(struct parser *p, const char *key, const char *value, bool
 	}
 	for (char **w = words; *w; w++) {
 		uint32_t id, *t;
-		int r = user ? lookup_uid(*w, &id) : lookup_gid(*w, &id);
+		int r = lookup_id(*w, user, &id);
 
 		if (r == -ENOMEM) {
 			p->r = r;

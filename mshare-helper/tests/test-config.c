@@ -104,7 +104,7 @@ static void test_good(void)
 		  "Mode=rw\n"
 		  "User=root 1000\n"
 		  "User=4242\n"
-		  "Group=0\n"
+		  "Group=root 5\n"
 		  "[Grant]\n"
 		  "Region=d*\n"
 		  "Container=web-* db-?\n"
@@ -143,7 +143,7 @@ static void test_good(void)
 
 	g = &c->grants[0];
 	ok(streq(g->region, "pool") && g->mode == ACCESS_RW && g->n_uids == 3 && g->uids[0] == 0 &&
-	   g->uids[1] == 1000 && g->uids[2] == 4242 && g->n_gids == 1 && g->gids[0] == 0,
+	   g->uids[1] == 1000 && g->uids[2] == 4242 && g->n_gids == 2 && g->gids[0] == 0 && g->gids[1] == 5,
 	   "host grant: repeated User= adds up, names resolve");
 	g = &c->grants[1];
 	ok(streq(g->region, "d*") && g->mode == ACCESS_RO && strv_length(g->containers) == 2 &&
