@@ -9,22 +9,6 @@
 echo "1..3"
 fresh
 make_rootfs
-# prun [GLOBAL OPTIONS] -- [RUN OPTIONS] -- CMD...: podman run of a container
-# whose root is $ROOTFS (--rootfs makes the first argument after the
-# options a root file system instead of an image); sets out and rc.
-# seccomp=unconfined: podman's default seccomp profile answers system calls
-# it does not know, the mshare calls among them, with ENOSYS.
-prun() {
-	local global=() opts=()
-	while [ "$1" != -- ]; do global+=("$1"); shift; done
-	shift
-	while [ "$1" != -- ]; do opts+=("$1"); shift; done
-	shift
-	out=$(timeout 300 podman "${global[@]}" run --rm --network none --security-opt seccomp=unconfined \
-		"${opts[@]}" --rootfs "$ROOTFS" "$@" 2>&1 </dev/null)
-	rc=$?
-}
-
 prun -- --annotation io.mshare.regions=pool:rw --annotation io.mshare.test=trusted -- \
 	/bin/hook-probe get pool /bin/region-probe --bytes=$POOL write 3
 show
