@@ -667,6 +667,33 @@ def test_containers(d, ctl):
     ok(d.alive(), "the daemon is still up")
 
 
+def test_busy(d, n=200):
+    """Requests that arrive while the daemon cannot run (stopped, or busy
+    with others) past their connections' deadline are still served: the
+    deadline is for idle clients. The daemon runs with --timeout 1 and takes
+    at most 64 events per wakeup, so most of these wait behind others."""
+    conns = [connect(d.sock) for _ in range(n)]
+    time.sleep(0.5)  # all accepted: their deadlines run
+    os.kill(d.proc.pid, signal.SIGSTOP)
+    try:
+        for s in conns:
+            s.send(json.dumps({"version": 1, "op": "hello"}).encode())
+        time.sleep(1.5)  # past every deadline
+    finally:
+        os.kill(d.proc.pid, signal.SIGCONT)
+    statuses = {}
+    for s in conns:
+        try:
+            reply, _ = recv_reply(s)
+        except OSError as e:  # closed on us with the request unread: reset
+            reply = {"errno": errno.errorcode.get(e.errno, str(e))}
+        key = "ok" if reply and reply.get("status") == "ok" else (reply or {}).get("errno", "hung up")
+        statuses[key] = statuses.get(key, 0) + 1
+        s.close()
+    ok(statuses == {"ok": n}, f"{n} requests that waited past their deadline while the daemon was stopped are served",
+       statuses)
+
+
 def main():
     binary, ctl, stress = sys.argv[1], sys.argv[2], sys.argv[3]
     with tempfile.TemporaryDirectory(prefix="mshare-test-") as tmp:
@@ -677,6 +704,7 @@ def main():
             test_get(d, ctl)
             test_malformed(d)
             test_many(d, 2000)
+            test_busy(d)
             test_stress_tool(d, stress)
             names = set(regions(d.sock))
             ok(names == {"alpha", "beta", "gamma", "huge"}, "every region intact after the abuse", names)
