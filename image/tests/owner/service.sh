@@ -45,5 +45,8 @@ else
 	not_ok "$UNIT's memory.stat: shmem '$shmem' (expected >= 64 MiB), pagetables '$pt' (expected >= 128 KiB)"
 fi
 
-check "mshare-ctl show pool names the region and its grant" \
-	sh -c 'mshare-ctl show pool | grep -q "pool" && mshare-ctl show pool'
+# root sees the grants that name the region: rw to uid 0, ro to gid 4343.
+check "mshare-ctl show pool shows its two grants" \
+	sh -c 'out=$(mshare-ctl show pool) && printf "%s\n" "$out" &&
+		printf "%s\n" "$out" | grep -q "Grant: rw uid 0 (" &&
+		printf "%s\n" "$out" | grep -q "Grant: ro gid 4343 ("'
