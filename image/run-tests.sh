@@ -11,7 +11,9 @@
 #   --tests NAMES     lists to run, comma-separated (default smoke): smoke
 #                     (the image itself), owner (mshare-owner under systemd;
 #                     its tools, `make -C mshare-helper install-tests`, are
-#                     built and put on the tests disk in owner/mshare-helper/)
+#                     built and put on the tests disk in owner/mshare-helper/),
+#                     hook (mshare-oci-hook with crun and podman; its tools,
+#                     `make -C crun-hook install-tests`, go to hook/crun-hook/)
 #   --extra-dir DIR   copied onto the tests disk after image/tests/ (repeatable;
 #                     later files win): test lists and programs
 #   --kernel DIR      directory with bzImage; default $MSHARE_KERNEL, else the
@@ -96,6 +98,10 @@ done
 if [ -d "$stage/owner" ]; then
 	make -s -C "$REPO_DIR/mshare-helper" install-tests DESTDIR="$stage" LIBEXECDIR=/owner >&2 ||
 		die "cannot build the owner tests' tools (make -C mshare-helper install-tests)"
+fi
+if [ -d "$stage/hook" ]; then
+	make -s -C "$REPO_DIR/crun-hook" install-tests DESTDIR="$stage" LIBEXECDIR=/hook >&2 ||
+		die "cannot build the hook tests' tools (make -C crun-hook install-tests)"
 fi
 for t in ${tests//,/ }; do
 	[ -f "$stage/$t.list" ] || log "warning: no $t.list among the tests; the guest will report it"

@@ -4,7 +4,8 @@
 # of the protocol decoder), then the kernel's in-guest tests (kernel/scripts/test.sh:
 # the debug kernel, booted on a busybox initramfs), then the guest image
 # booted under systemd on that kernel (image/run-tests.sh: the image itself,
-# and mshare-owner with its units, clients and reloads).
+# mshare-owner with its units, clients and reloads, and mshare-oci-hook with
+# crun and podman containers).
 # Every part runs even if an earlier one failed; the last line printed is
 # the sum, "N passed, N failed", and the exit status is 0 only if nothing
 # failed.
@@ -43,10 +44,11 @@ run() {
 run libmshare make -C "$root/libmshare" check
 run mshare-helper make -C "$root/mshare-helper" check
 run demo-app make -C "$root/demo-app" check
+run crun-hook make -C "$root/crun-hook" check
 run mshare-helper-fuzz make -C "$root/mshare-helper" fuzz-run \
 	FUZZ_SECONDS="${MSHARE_FUZZ_SECONDS:-30}"
 run kernel "$root/kernel/scripts/test.sh"
-run image "$root/image/run-tests.sh" --tests smoke,owner --timeout 2400 --test-timeout 900
+run image "$root/image/run-tests.sh" --tests smoke,owner,hook --timeout 4800 --test-timeout 900
 
 echo "$total_passed passed, $total_failed failed"
 [ "$total_failed" -eq 0 ]

@@ -30,21 +30,21 @@ mk -s "$(variant_base "$variant")" >/dev/null
 KCONFIG_CONFIG=$obj/.config "$tree/scripts/kconfig/merge_config.sh" -m -O "$obj" \
 	"$obj/.config" $(variant_fragments "$variant") >"$obj/merge.log" 2>&1
 mk -s olddefconfig >/dev/null
-# Every option a fragment asks for must have survived olddefconfig.
+# Every option the fragments ask for must have survived olddefconfig. A
+# later fragment overrides an earlier one (release.config turns off some of
+# what base.config turns on), so only the last assignment of a symbol counts.
 bad=0
-for f in $(variant_fragments "$variant"); do
-	while IFS= read -r line; do
-		case $line in CONFIG_*=n) opt=${line%%=*}; grep -q "^$opt=" "$obj/.config" && { log "$f: $opt is not off"; bad=1; } ;; 
-		CONFIG_*) grep -qxF "$line" "$obj/.config" && continue
-			# check builds every prefix of the series: a symbol a
-			# later patch adds does not exist yet.
-			if [ "$variant" = check ] && ! kconfig_defines "$tree" "${line%%=*}"; then
-				log "$f: ${line%%=*} is not defined by this tree; skipped"
-				continue
-			fi
-			log "$f: '$line' did not take"; bad=1 ;; esac
-	done < <(sed -e 's/#.*//' -e '/^[[:space:]]*$/d' "$f")
-done
+while IFS= read -r line; do
+	case $line in CONFIG_*=n) opt=${line%%=*}; grep -q "^$opt=" "$obj/.config" && { log "$opt is not off"; bad=1; } ;;
+	CONFIG_*) grep -qxF "$line" "$obj/.config" && continue
+		# check builds every prefix of the series: a symbol a
+		# later patch adds does not exist yet.
+		if [ "$variant" = check ] && ! kconfig_defines "$tree" "${line%%=*}"; then
+			log "${line%%=*} is not defined by this tree; skipped"
+			continue
+		fi
+		log "'$line' did not take"; bad=1 ;; esac
+done < <(fragment_assignments "$variant")
 [ $bad = 0 ] || die "config fragments do not apply cleanly (see above)"
 
 log "building $variant kernel ($jobs jobs) in $obj"

@@ -55,6 +55,15 @@ variant_fragments() {
 	esac
 }
 
+# The CONFIG_ assignments of a variant's fragments, the last one of each
+# symbol only, in the order they first appear.
+fragment_assignments() {
+	# shellcheck disable=SC2046
+	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' $(variant_fragments "$1") |
+		awk -F= '{ if (!($1 in v)) k[n++] = $1; v[$1] = $0 }
+			END { for (i = 0; i < n; i++) print v[k[i]] }'
+}
+
 series_hash() {
 	local p
 	{
