@@ -20,6 +20,8 @@ packages=(
 	# libFuzzer), unit checks (systemd-analyze) and man page checks
 	libsystemd-dev libjansson-dev libinih-dev clang libclang-rt-14-dev
 	systemd man-db groff-base
+	# libmshare's guest test puts a seccomp filter in front of the calls
+	libseccomp-dev
 	# the guest image (image/build.sh also installs these on first use)
 	mmdebstrap binutils qemu-utils
 	# make bench / make demo: the workers' JSON, the plots

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The six mshare system calls, through syscall(2): -1 and errno on error.
+ * Five of the six mshare system calls, through syscall(2): -1 and errno on
+ * error. mshare_attach() is in attach.c.
  * Every argument is passed as a long, the width the kernel reads.
  */
 
@@ -15,16 +16,6 @@ _Static_assert(sizeof(off_t) == sizeof(long), "off_t must be 64-bit");
 int mshare_create(unsigned int flags)
 {
 	return (int)syscall(__NR_mshare_create, (unsigned long)flags);
-}
-
-void *mshare_attach(int fd, off_t offset, size_t size, void *addr,
-		    unsigned int flags)
-{
-	long ret = syscall(__NR_mshare_attach, (long)fd, (long)offset,
-			   (unsigned long)size, (unsigned long)addr,
-			   (unsigned long)flags);
-
-	return ret == -1 ? MAP_FAILED : (void *)ret;
 }
 
 int mshare_map(int fd, const struct mshare_map_args *args, size_t size)

@@ -24,12 +24,15 @@
 #include <unistd.h>
 
 #include <mshare.h>
+#include <seccomp.h>
+
+#include "sysnum.h"
 
 #ifndef MADV_POPULATE_WRITE
 # define MADV_POPULATE_WRITE	23
 #endif
 
-#define PLAN		15
+#define PLAN		16
 #define OBJECT_SIZE	(2UL << 20)	/* the anonymous object: 2 MiB */
 
 static unsigned int step, failed;
@@ -129,6 +132,74 @@ static bool check_pattern(const volatile unsigned char *p, size_t len)
 		}
 	}
 	return true;
+}
+
+/*
+ * In a child behind a seccomp filter that answers mshare_attach() with
+ * error (ENOSYS or EPERM), as container runtimes' default profiles do: the
+ * call must fall back to mmap() and give a window onto the same pages.
+ * Returns 0 if it did, or the number of the check that failed; the child
+ * says why.
+ */
+static int child_attach_filtered(int fd, size_t len, int error)
+{
+	int status, rfd, memfd;
+	unsigned char *w;
+	scmp_filter_ctx ctx;
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid < 0) {
+		diag_errno("fork", errno);
+		return -1;
+	}
+	if (pid > 0) {
+		if (waitpid(pid, &status, 0) != pid) {
+			diag_errno("waitpid", errno);
+			return -1;
+		}
+		return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+	}
+
+	ctx = seccomp_init(SCMP_ACT_ALLOW);
+	if (!ctx || seccomp_rule_add(ctx, SCMP_ACT_ERRNO((unsigned int)error),
+				     __NR_mshare_attach, 0) ||
+	    seccomp_load(ctx)) {
+		diag("cannot load a seccomp filter");
+		_exit(1);
+	}
+	seccomp_release(ctx);
+	if (syscall(__NR_mshare_attach, fd, 0L, 0UL, 0UL, 0U) != -1 ||
+	    errno != error) {
+		diag("the filter does not answer mshare_attach with %s",
+		     strerror(error));
+		_exit(2);
+	}
+	w = mshare_attach(fd, 0, 0, NULL, 0);
+	if (w == MAP_FAILED) {
+		diag_errno("mshare_attach behind the filter", errno);
+		_exit(3);
+	}
+	if (!check_pattern(w, len))
+		_exit(4);
+	w[1] = 0x5b;	/* the parent looks for it */
+
+	rfd = mshare_fd_rdonly(fd);
+	if (rfd < 0 || mshare_attach(rfd, 0, 0, NULL, 0) != MAP_FAILED ||
+	    errno != EACCES) {
+		diag("a writable window through a read-only descriptor is not EACCES");
+		_exit(5);
+	}
+	memfd = memfd_create("not-a-region", MFD_CLOEXEC);
+	if (memfd < 0 || ftruncate(memfd, (off_t)len) ||
+	    mshare_attach(memfd, 0, 0, NULL, 0) != MAP_FAILED ||
+	    errno != error) {
+		diag("mshare_attach of a memfd behind the filter does not fail with %s",
+		     strerror(error));
+		_exit(6);
+	}
+	_exit(0);
 }
 
 int main(void)
@@ -291,7 +362,21 @@ int main(void)
 		close(rfd);
 	report(ok, "mshare_attach(MSHARE_ATTACH_RDONLY) through it shows the data, read-only");
 
-	/* 14: mshare_unmap */
+	/* 14: behind a seccomp filter, mmap() stands in for the call */
+	ok = true;
+	for (int i = 0; i < 2; i++) {
+		int error = i ? EPERM : ENOSYS;
+
+		r = child_attach_filtered(fd, OBJECT_SIZE, error);
+		if (r == 0 && win[1] != 0x5b)
+			diag("%s: the child's write through its window is not seen",
+			     strerror(error));
+		ok = ok && r == 0 && win[1] == 0x5b;
+		win[1] = pattern(1);
+	}
+	report(ok, "mshare_attach() behind a filter that answers ENOSYS or EPERM maps the same pages with mmap()");
+
+	/* 15: mshare_unmap */
 	r = mshare_unmap(fd, 0, OBJECT_SIZE);
 	if (r)
 		diag_errno("mshare_unmap", errno);
@@ -314,7 +399,7 @@ int main(void)
 	}
 	report(ok, "mshare_unmap(): the window faults with SIGSEGV, the pages are freed");
 
-	/* 15: the window goes, then the region */
+	/* 16: the window goes, then the region */
 	ok = munmap(win, align) == 0;
 	if (!ok)
 		diag_errno("munmap", errno);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Host unit test of libmshare: the fdinfo parser behind mshare_info() on
- * well-formed and malformed text, and the argument checks of the
- * conveniences that need no mshare kernel. It makes no mshare system call.
+ * well-formed and malformed text, the argument checks of the conveniences
+ * that need no mshare kernel, and mshare_attach()'s stand-in for a call the
+ * kernel does not answer (ENOSYS): on a host without the mshare calls it
+ * must not map a descriptor that is not a region.
  * TAP output, then a summary line; exit status 1 if anything failed.
  */
 
@@ -15,8 +17,12 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <sys/mman.h>
+#include <sys/syscall.h>
+
 #include "fdinfo.h"
 #include "mshare.h"
+#include "sysnum.h"
 
 static unsigned int tests, failures;
 
@@ -245,10 +251,50 @@ static void test_calls(void)
 	close(fd);
 }
 
+/* The number of lines of /proc/self/maps: how many mappings there are. */
+static int count_maps(void)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	int c, n = 0;
+
+	if (!f)
+		return -1;
+	while ((c = getc(f)) != EOF)
+		n += c == '\n';
+	fclose(f);
+	return n;
+}
+
+static void test_attach_fallback(void)
+{
+	int memfd = memfd_create("not-a-region", MFD_CLOEXEC);
+	int before = count_maps();
+	void *p;
+
+	if (syscall(__NR_mshare_attach, -1, 0L, 0UL, 0UL, 0U) != -1 ||
+	    errno != ENOSYS) {
+		printf("# this kernel has mshare_attach: skipping the ENOSYS checks\n");
+		close(memfd);
+		return;
+	}
+	report(memfd >= 0 && ftruncate(memfd, 1 << 20) == 0,
+	       "a 1 MiB memfd to attach");
+	errno = 0;
+	p = mshare_attach(memfd, 0, 0, NULL, 0);
+	report(p == MAP_FAILED && errno == ENOSYS && count_maps() == before,
+	       "mshare_attach() of a memfd without the call: ENOSYS, nothing mapped");
+	errno = 0;
+	p = mshare_attach(-1, 0, 0, NULL, 0);
+	report(p == MAP_FAILED && errno == ENOSYS,
+	       "mshare_attach(-1) without the call: ENOSYS");
+	close(memfd);
+}
+
 int main(void)
 {
 	test_parser();
 	test_calls();
+	test_attach_fallback();
 	printf("1..%u\n", tests);
 	printf("%u passed, %u failed\n", tests - failures, failures);
 	return failures ? 1 : 0;

@@ -9,7 +9,7 @@
 echo "1..5"
 fresh
 make_rootfs
-timeout 300 podman run -d --name web-1 --network none --security-opt seccomp=unconfined \
+timeout 300 podman run -d --name web-1 --network none \
 	--annotation io.mshare.regions=pool --annotation io.mshare.test=x \
 	--rootfs "$ROOTFS" /bin/sleep 600 >/dev/null 2>&1 </dev/null
 echo "# podman's annotations: $(podman inspect web-1 --format '{{json .Config.Annotations}}' 2>&1)"
