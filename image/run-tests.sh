@@ -2,7 +2,7 @@
 # image/run-tests.sh [--tests NAME[,NAME...]] [--extra-dir DIR]... [--kernel DIR]
 #                    [--build-kernel] [--image FILE] [--log FILE] [--timeout SEC]
 #                    [--test-timeout SEC] [--mem 4G] [--smp 2] [--append ARGS]
-#                    [--acpi-irq] [--no-check]
+#                    [--no-check]
 # Boot the guest image (image/build.sh, built or reused) on our kernel under
 # QEMU TCG and run /usr/lib/mshare-tests/NAME.list in it under systemd
 # (mshare-guest-tests.service); the serial log is judged by
@@ -21,10 +21,6 @@
 #                     newest cached debug kernel (with a warning)
 #   --build-kernel    build (or reuse) the debug kernel with build.sh first
 #   --image FILE      root image (default: the output of image/build.sh)
-#   --acpi-irq        leave out acpi=noirq (added by default: under TCG each
-#                     virtio PCI device costs 30 s in an ACPI _PRT loop timeout
-#                     at boot; without ACPI IRQ routing the kernel uses the PIIX
-#                     router, 20 s instead of 100 s of kernel boot here)
 # The image is never written to: the guest boots a qcow2 overlay backed by
 # it, thrown away afterwards. The tests reach the guest on a second small
 # ext4 disk (label mshare-tests, made by mkfs.ext4 -d, no loop mount) that
@@ -41,7 +37,7 @@ build_kernel=0
 image=
 qargs=()
 tmo=900
-append=acpi=noirq
+append=
 user_append=
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -52,7 +48,6 @@ while [ $# -gt 0 ]; do
 	--image) image=$2; shift ;;
 	--timeout) tmo=$2; shift ;;
 	--append) user_append=$2; shift ;;
-	--acpi-irq) append= ;;
 	--log | --test-timeout | --mem | --smp) qargs+=("$1" "$2"); shift ;;
 	--no-check) qargs+=("$1") ;;
 	-h | --help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
@@ -95,11 +90,13 @@ mkdir -p "$stage"
 for d in "$IMAGE_DIR/tests" "${extra[@]}"; do
 	tar -C "$d" --exclude='*.o' --exclude='*.d' -cf - . | tar -C "$stage" -xf -
 done
-if [ -d "$stage/owner" ]; then
+# The tools of the owner and hook lists, when they run.
+listed() { [[ ",$tests," == *",$1,"* ]]; }
+if listed owner && [ -d "$stage/owner" ]; then
 	make -s -C "$REPO_DIR/mshare-helper" install-tests DESTDIR="$stage" LIBEXECDIR=/owner >&2 ||
 		die "cannot build the owner tests' tools (make -C mshare-helper install-tests)"
 fi
-if [ -d "$stage/hook" ]; then
+if listed hook && [ -d "$stage/hook" ]; then
 	make -s -C "$REPO_DIR/crun-hook" install-tests DESTDIR="$stage" LIBEXECDIR=/hook >&2 ||
 		die "cannot build the hook tests' tools (make -C crun-hook install-tests)"
 fi

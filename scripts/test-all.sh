@@ -56,12 +56,18 @@ run kernel "$root/kernel/scripts/test.sh"
 # bound's workers run as processes: containers cost seconds each under TCG
 # and change no count.
 image_tests() {
-	local stage rc=0
-	stage=$(mktemp -d)
-	"$root/scripts/bench.sh" --ci --launch processes --stage "$stage/bench" >/dev/null &&
-		"$root/image/run-tests.sh" --tests smoke,owner,hook,bench-ci --extra-dir "$stage/bench" \
-			--timeout 5400 --test-timeout 1200 || rc=$?
+	local stage lists=smoke,owner,hook extra=() rc=0
+	stage=$(mktemp -d) || return 1
+	if "$root/scripts/bench.sh" --ci --launch processes --stage "$stage/bench" >/dev/null; then
+		lists+=,bench-ci extra=(--extra-dir "$stage/bench")
+	else
+		echo "not ok - scripts/bench.sh --ci --stage failed: the image runs without bench-ci"
+	fi
+	"$root/image/run-tests.sh" --tests "$lists" "${extra[@]}" \
+		--timeout 5400 --test-timeout 1200 || rc=$?
 	rm -rf "$stage"
+	# Without bench-ci the part fails, whatever the guest says.
+	[ ${#extra[@]} -gt 0 ] || return 1
 	return "$rc"
 }
 run image image_tests

@@ -34,16 +34,16 @@ mk -s olddefconfig >/dev/null
 # later fragment overrides an earlier one (release.config turns off some of
 # what base.config turns on), so only the last assignment of a symbol counts.
 bad=0
-while IFS= read -r line; do
-	case $line in CONFIG_*=n) opt=${line%%=*}; grep -q "^$opt=" "$obj/.config" && { log "$opt is not off"; bad=1; } ;;
+while IFS=$'\t' read -r line frag; do
+	case $line in CONFIG_*=n) opt=${line%%=*}; grep -q "^$opt=" "$obj/.config" && { log "$frag: $opt is not off"; bad=1; } ;;
 	CONFIG_*) grep -qxF "$line" "$obj/.config" && continue
 		# check builds every prefix of the series: a symbol a
 		# later patch adds does not exist yet.
 		if [ "$variant" = check ] && ! kconfig_defines "$tree" "${line%%=*}"; then
-			log "${line%%=*} is not defined by this tree; skipped"
+			log "$frag: ${line%%=*} is not defined by this tree; skipped"
 			continue
 		fi
-		log "'$line' did not take"; bad=1 ;; esac
+		log "$frag: '$line' did not take"; bad=1 ;; esac
 done < <(fragment_assignments "$variant")
 [ $bad = 0 ] || die "config fragments do not apply cleanly (see above)"
 

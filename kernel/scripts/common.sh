@@ -60,12 +60,13 @@ variant_fragments() {
 }
 
 # The CONFIG_ assignments of a variant's fragments, the last one of each
-# symbol only, in the order they first appear.
+# symbol only, in the order they first appear: "ASSIGNMENT<tab>FRAGMENT".
 fragment_assignments() {
-	# shellcheck disable=SC2046
-	sed -e 's/#.*//' -e '/^[[:space:]]*$/d' $(variant_fragments "$1") |
-		awk -F= '{ if (!($1 in v)) k[n++] = $1; v[$1] = $0 }
-			END { for (i = 0; i < n; i++) print v[k[i]] }'
+	local f
+	for f in $(variant_fragments "$1"); do
+		sed -e 's/#.*//' -e '/^[[:space:]]*$/d' -e "s|[[:space:]]*\$|\t${f##*/}|" "$f"
+	done | awk -F'\t' '{ split($1, a, "="); s = a[1]; if (!(s in v)) k[n++] = s; v[s] = $0 }
+		END { for (i = 0; i < n; i++) print v[k[i]] }'
 }
 
 series_hash() {

@@ -281,7 +281,8 @@ static void test_attach_fallback(void)
 	       "a 1 MiB memfd to attach");
 	errno = 0;
 	p = mshare_attach(memfd, 0, 0, NULL, 0);
-	report(p == MAP_FAILED && errno == ENOSYS && count_maps() == before,
+	report(p == MAP_FAILED && errno == ENOSYS && before > 0 &&
+	       count_maps() == before,
 	       "mshare_attach() of a memfd without the call: ENOSYS, nothing mapped");
 	errno = 0;
 	p = mshare_attach(-1, 0, 0, NULL, 0);
