@@ -137,13 +137,14 @@ static bool check_pattern(const volatile unsigned char *p, size_t len)
 /*
  * In a child behind a seccomp filter that answers mshare_attach() with
  * error (ENOSYS or EPERM), as container runtimes' default profiles do: the
- * call must fall back to mmap() and give a window onto the same pages.
- * Returns 0 if it did, or the number of the check that failed; the child
- * says why.
+ * call must fall back to mmap() and give a window onto the same pages, and
+ * refuse a writable one through rfd, a read-only descriptor (made by the
+ * parent: only the owner may make one). Returns 0 if it did, or the number
+ * of the check that failed; the child says why.
  */
-static int child_attach_filtered(int fd, size_t len, int error)
+static int child_attach_filtered(int fd, int rfd, size_t len, int error)
 {
-	int status, rfd, memfd;
+	int status, memfd;
 	unsigned char *w;
 	scmp_filter_ctx ctx;
 	pid_t pid;
@@ -185,9 +186,7 @@ static int child_attach_filtered(int fd, size_t len, int error)
 		_exit(4);
 	w[1] = 0x5b;	/* the parent looks for it */
 
-	rfd = mshare_fd_rdonly(fd);
-	if (rfd < 0 || mshare_attach(rfd, 0, 0, NULL, 0) != MAP_FAILED ||
-	    errno != EACCES) {
+	if (mshare_attach(rfd, 0, 0, NULL, 0) != MAP_FAILED || errno != EACCES) {
 		diag("a writable window through a read-only descriptor is not EACCES");
 		_exit(5);
 	}
@@ -363,17 +362,22 @@ int main(void)
 	report(ok, "mshare_attach(MSHARE_ATTACH_RDONLY) through it shows the data, read-only");
 
 	/* 14: behind a seccomp filter, mmap() stands in for the call */
-	ok = true;
-	for (int i = 0; i < 2; i++) {
+	rfd = mshare_fd_rdonly(fd);
+	if (rfd < 0)
+		diag_errno("mshare_fd_rdonly", errno);
+	ok = rfd >= 0;
+	for (int i = 0; ok && i < 2; i++) {
 		int error = i ? EPERM : ENOSYS;
 
-		r = child_attach_filtered(fd, OBJECT_SIZE, error);
+		r = child_attach_filtered(fd, rfd, OBJECT_SIZE, error);
 		if (r == 0 && win[1] != 0x5b)
 			diag("%s: the child's write through its window is not seen",
 			     strerror(error));
-		ok = ok && r == 0 && win[1] == 0x5b;
+		ok = r == 0 && win[1] == 0x5b;
 		win[1] = pattern(1);
 	}
+	if (rfd >= 0)
+		close(rfd);
 	report(ok, "mshare_attach() behind a filter that answers ENOSYS or EPERM maps the same pages with mmap()");
 
 	/* 15: mshare_unmap */
