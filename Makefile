@@ -1,7 +1,7 @@
 # mshare: shared page tables for Linux (msharefs). Kernel work lives in
 # kernel/, its caches in $MSHARE_CACHE (default ~/.cache/mshare).
 
-.PHONY: all kernel kernel-release test demo demo-db bench deps clean image install
+.PHONY: all kernel kernel-release test demo demo-initramfs bench deps clean image install
 
 all: kernel
 
@@ -18,17 +18,17 @@ kernel-release:
 test: deps
 	scripts/test-all.sh
 
-# The main job: boot our kernel in QEMU and show page-table sharing against
-# plain shared memory (64 processes on a 1 GiB region, busybox initramfs).
+# The main job (docs/demo.md): database workers in crun containers on one
+# buffer pool held by mshare-owner, with an mshare region and with plain
+# shared memory, side by side, in the guest image on the release kernel.
+# `make demo ARGS="--workers 64 --size 1G --mem 6G"` for a bigger run.
 demo: deps
-	kernel/scripts/demo.sh
-
-# The database demo on the guest image (docs/demo.md): mshare-owner with a
-# buffer pool, workers on it and on plain shared memory, side by side.
-# `make demo-db ARGS="--workers 64"`. To become `make demo` once verified
-# end to end (issue 6).
-demo-db: deps
 	scripts/demo.sh $(ARGS)
+
+# The first demo: 64 processes sharing a 1 GiB region against 4 memfd
+# mappers, on a busybox initramfs (no daemon, no containers).
+demo-initramfs: deps
+	kernel/scripts/demo.sh
 
 # The benchmark: mshare, plain shared memory and hugetlbfs side by side over
 # a sweep of workers, results into docs/results/ (docs/demo.md).
