@@ -10,7 +10,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,23 +21,9 @@
 
 #include "fdinfo.h"
 #include "mshare.h"
+#include "tap.h"
 #include "sysnum.h"
 
-static unsigned int tests, failures;
-
-static void report(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	tests++;
-	if (!ok)
-		failures++;
-	printf("%sok %u - ", ok ? "" : "not ", tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 /* What the kernel prints for a region, before and after the mshare lines. */
 #define HEAD "pos:\t0\nflags:\t02100002\nmnt_id:\t15\nino:\t2048\n"
@@ -93,7 +78,7 @@ static void good(const char *what, const char *text, uint64_t size,
 	struct mshare_fdinfo out = poison;
 	int r = parse(text, 0, &out);
 
-	report(r == 0 && out.size == size && out.align == align &&
+	ok(r == 0 && out.size == size && out.align == align &&
 	       out.owner == owner &&
 	       out.attached == attached && out.windows == windows &&
 	       out.rss_pages == rss && out.pgtables_bytes == pgtables,
@@ -108,7 +93,7 @@ static void bad(const char *what, const char *text, size_t len, int err)
 	struct mshare_fdinfo out = poison;
 	int r = parse(text, len, &out);
 
-	report(r == -err && same(&out, &poison),
+	ok(r == -err && same(&out, &poison),
 	       "rejects %s with %s", what, strerrorname_np(err));
 	if (r != -err)
 		printf("# returned %d (%s)\n", r, r ? strerror(-r) : "success");
@@ -119,7 +104,7 @@ static void fails(const char *what, long r, int err)
 {
 	int saved = errno;
 
-	report(r == -1 && saved == err, "%s fails with %s", what,
+	ok(r == -1 && saved == err, "%s fails with %s", what,
 	       strerrorname_np(err));
 	if (r != -1 || saved != err)
 		printf("# returned %ld, errno %d (%s)\n", r, saved,
@@ -229,7 +214,7 @@ static void test_calls(void)
 	      mshare_info(closed, &info), EBADF);
 	errno = 0;
 	fails("mshare_info() of /dev/null", mshare_info(fd, &info), EBADF);
-	report(same(&info, &poison),
+	ok(same(&info, &poison),
 	       "mshare_info() leaves *out alone on failure");
 	errno = 0;
 	fails("mshare_alignment() of /dev/null", mshare_alignment(fd), EBADF);
@@ -277,16 +262,16 @@ static void test_attach_fallback(void)
 		close(memfd);
 		return;
 	}
-	report(memfd >= 0 && ftruncate(memfd, 1 << 20) == 0,
+	ok(memfd >= 0 && ftruncate(memfd, 1 << 20) == 0,
 	       "a 1 MiB memfd to attach");
 	errno = 0;
 	p = mshare_attach(memfd, 0, 0, NULL, 0);
-	report(p == MAP_FAILED && errno == ENOSYS && before > 0 &&
+	ok(p == MAP_FAILED && errno == ENOSYS && before > 0 &&
 	       count_maps() == before,
 	       "mshare_attach() of a memfd without the call: ENOSYS, nothing mapped");
 	errno = 0;
 	p = mshare_attach(-1, 0, 0, NULL, 0);
-	report(p == MAP_FAILED && errno == ENOSYS,
+	ok(p == MAP_FAILED && errno == ENOSYS,
 	       "mshare_attach(-1) without the call: ENOSYS");
 	close(memfd);
 }
@@ -296,7 +281,5 @@ int main(void)
 	test_parser();
 	test_calls();
 	test_attach_fallback();
-	printf("1..%u\n", tests);
-	printf("%u passed, %u failed\n", tests - failures, failures);
-	return failures ? 1 : 0;
+	return tap_finish();
 }

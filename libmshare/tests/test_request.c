@@ -11,7 +11,6 @@
 #include <fcntl.h>
 #include <jansson.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,22 +22,8 @@
 #include <unistd.h>
 
 #include "mshare.h"
+#include "tap.h"
 
-static unsigned int tests, failures;
-
-static void report(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	tests++;
-	if (!ok)
-		failures++;
-	printf("%sok %u - ", ok ? "" : "not ", tests);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-}
 
 static void send_reply(int fd, const char *text, int pass_fd)
 {
@@ -150,43 +135,42 @@ int main(void)
 	fds_before = open_fds();
 
 	fd = mshare_request("pool", 0);
-	report(fd >= 0 && fd_says(fd, "rw"), "a granted region comes back as a descriptor, asked read-write");
-	report(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "the descriptor is close-on-exec");
+	ok(fd >= 0 && fd_says(fd, "rw"), "a granted region comes back as a descriptor, asked read-write");
+	ok(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC), "the descriptor is close-on-exec");
 	if (fd >= 0)
 		close(fd);
 	fd = mshare_request("pool", MSHARE_REQUEST_RDONLY);
-	report(fd >= 0 && fd_says(fd, "ro"), "MSHARE_REQUEST_RDONLY asks for mode \"ro\"");
+	ok(fd >= 0 && fd_says(fd, "ro"), "MSHARE_REQUEST_RDONLY asks for mode \"ro\"");
 	if (fd >= 0)
 		close(fd);
 
 	errno = 0;
-	report(mshare_request("refused", 0) == -1 && errno == EACCES, "a refusal gives the daemon's errno (EACCES)");
+	ok(mshare_request("refused", 0) == -1 && errno == EACCES, "a refusal gives the daemon's errno (EACCES)");
 	errno = 0;
-	report(mshare_request("oddname", 0) == -1 && errno == EPROTO, "an errno name we do not know gives EPROTO");
+	ok(mshare_request("oddname", 0) == -1 && errno == EPROTO, "an errno name we do not know gives EPROTO");
 	errno = 0;
-	report(mshare_request("nofd", 0) == -1 && errno == EPROTO, "\"ok\" without a descriptor gives EPROTO");
+	ok(mshare_request("nofd", 0) == -1 && errno == EPROTO, "\"ok\" without a descriptor gives EPROTO");
 	errno = 0;
-	report(mshare_request("garbage", 0) == -1 && errno == EPROTO, "a reply that is not JSON gives EPROTO");
+	ok(mshare_request("garbage", 0) == -1 && errno == EPROTO, "a reply that is not JSON gives EPROTO");
 	errno = 0;
-	report(mshare_request("hangup", 0) == -1 && errno == ECONNRESET, "a daemon that hangs up gives ECONNRESET");
-	report(open_fds() == fds_before, "no descriptor is left open by the failures (%d before, %d after)",
+	ok(mshare_request("hangup", 0) == -1 && errno == ECONNRESET, "a daemon that hangs up gives ECONNRESET");
+	ok(open_fds() == fds_before, "no descriptor is left open by the failures (%d before, %d after)",
 	       fds_before, open_fds());
 
 	errno = 0;
-	report(mshare_request(NULL, 0) == -1 && errno == EINVAL, "no name: EINVAL");
+	ok(mshare_request(NULL, 0) == -1 && errno == EINVAL, "no name: EINVAL");
 	errno = 0;
-	report(mshare_request("pool", 0x80) == -1 && errno == EINVAL, "unknown flags: EINVAL");
+	ok(mshare_request("pool", 0x80) == -1 && errno == EINVAL, "unknown flags: EINVAL");
 
 	kill(server, SIGKILL);
 	waitpid(server, &status, 0);
 	errno = 0;
-	report(mshare_request("pool", 0) == -1 && errno == ECONNREFUSED,
+	ok(mshare_request("pool", 0) == -1 && errno == ECONNREFUSED,
 	       "a socket nobody serves gives ECONNREFUSED");
 	unlink(path);
 	rmdir(dir);
 	errno = 0;
-	report(mshare_request("pool", 0) == -1 && errno == ENOENT, "no socket at all gives ENOENT");
+	ok(mshare_request("pool", 0) == -1 && errno == ENOENT, "no socket at all gives ENOENT");
 
-	printf("1..%u\n%u passed, %u failed\n", tests, tests - failures, failures);
-	return failures ? 1 : 0;
+	return tap_finish();
 }
