@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <mshare.h>
+#include <tap.h>
 #include <seccomp.h>
 
 #include "sysnum.h"
@@ -34,24 +35,6 @@
 
 #define PLAN		16
 #define OBJECT_SIZE	(2UL << 20)	/* the anonymous object: 2 MiB */
-
-static unsigned int step, failed;
-
-static bool report(bool ok, const char *fmt, ...)
-{
-	va_list ap;
-
-	step++;
-	if (!ok)
-		failed++;
-	printf("%sok %u - ", ok ? "" : "not ", step);
-	va_start(ap, fmt);
-	vprintf(fmt, ap);
-	va_end(ap);
-	putchar('\n');
-	fflush(stdout);
-	return ok;
-}
 
 /* A diagnostic line: TAP ignores it. */
 static void diag(const char *fmt, ...)
@@ -76,48 +59,13 @@ static void diag_errno(const char *call, int err)
 static void __attribute__((noreturn)) bail_out(const char *why)
 {
 	printf("Bail out! %s\n", why);
-	printf("%u passed, %u failed\n", step - failed, failed);
+	printf("%u passed, %u failed\n", tap_count - tap_failed, tap_failed);
 	exit(1);
 }
 
 static unsigned char pattern(size_t i)
 {
 	return (unsigned char)(i * 31 + (i >> 12));
-}
-
-/*
- * Touch one byte of the window in a child, which inherits the window:
- * its fate, SIGSEGV or a clean exit, tells whether the access was allowed.
- * Returns the signal that killed the child, 0 if it exited with status 0,
- * -1 otherwise.
- */
-static int child_access(volatile unsigned char *p, bool write)
-{
-	struct rlimit no_core = { 0, 0 };
-	int status;
-	pid_t pid;
-
-	fflush(stdout);
-	pid = fork();
-	if (pid < 0) {
-		diag_errno("fork", errno);
-		return -1;
-	}
-	if (pid == 0) {
-		setrlimit(RLIMIT_CORE, &no_core);
-		if (write)
-			*p = 0x5a;
-		else
-			(void)*p;
-		_exit(0);
-	}
-	if (waitpid(pid, &status, 0) != pid) {
-		diag_errno("waitpid", errno);
-		return -1;
-	}
-	if (WIFSIGNALED(status))
-		return WTERMSIG(status);
-	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
 }
 
 /* Whether the first len bytes of p hold pattern(). */
@@ -135,18 +83,12 @@ static bool check_pattern(const volatile unsigned char *p, size_t len)
 }
 
 /*
- * In a child behind a seccomp filter that answers mshare_attach() with
- * error (ENOSYS or EPERM), as container runtimes' default profiles do: the
- * call must fall back to mmap() and give a window onto the same pages, and
- * refuse a writable one through rfd, a read-only descriptor (made by the
- * parent: only the owner may make one). Returns 0 if it did, or the number
- * of the check that failed; the child says why.
+ * Run fn(arg) in a child, its return value the child's exit status; the
+ * child inherits the windows. Returns 0 with the child's wait status in
+ * *status, or -1.
  */
-static int child_attach_filtered(int fd, int rfd, size_t len, int error)
+static int run_child(int (*fn)(const void *), const void *arg, int *status)
 {
-	int status, memfd;
-	unsigned char *w;
-	scmp_filter_ctx ctx;
 	pid_t pid;
 
 	fflush(stdout);
@@ -155,50 +97,122 @@ static int child_attach_filtered(int fd, int rfd, size_t len, int error)
 		diag_errno("fork", errno);
 		return -1;
 	}
-	if (pid > 0) {
-		if (waitpid(pid, &status, 0) != pid) {
-			diag_errno("waitpid", errno);
-			return -1;
-		}
-		return WIFEXITED(status) ? WEXITSTATUS(status) : 100;
+	if (pid == 0)
+		_exit(fn(arg));
+	if (waitpid(pid, status, 0) != pid) {
+		diag_errno("waitpid", errno);
+		return -1;
 	}
+	return 0;
+}
+
+struct access {
+	volatile unsigned char *p;
+	bool write;
+};
+
+static int touch(const void *arg)
+{
+	const struct access *a = arg;
+	struct rlimit no_core = { 0, 0 };
+
+	setrlimit(RLIMIT_CORE, &no_core);
+	if (a->write)
+		*a->p = 0x5a;
+	else
+		(void)*a->p;
+	return 0;
+}
+
+/*
+ * Touch one byte of the window in a child, which inherits the window:
+ * its fate, SIGSEGV or a clean exit, tells whether the access was allowed.
+ * Returns the signal that killed the child, 0 if it exited with status 0,
+ * -1 otherwise.
+ */
+static int child_access(volatile unsigned char *p, bool write)
+{
+	struct access a = { .p = p, .write = write };
+	int status;
+
+	if (run_child(touch, &a, &status))
+		return -1;
+	if (WIFSIGNALED(status))
+		return WTERMSIG(status);
+	return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+struct filtered {
+	int fd, rfd;		/* the region, and a read-only descriptor of it */
+	size_t len;		/* the object at offset 0 */
+	off_t size;		/* the region's size */
+	int error;		/* what the filter answers */
+};
+
+/* Whether mshare_attach(fd, offset, 0, addr, flags) fails with EINVAL. */
+static bool attach_einval(int fd, off_t offset, void *addr, unsigned int flags)
+{
+	return mshare_attach(fd, offset, 0, addr, flags) == MAP_FAILED &&
+	       errno == EINVAL;
+}
+
+/*
+ * Behind a seccomp filter that answers mshare_attach() with f->error
+ * (ENOSYS or EPERM), as container runtimes' default profiles do, the call
+ * must fall back to mmap() and give a window onto the same pages, refuse
+ * what the call refuses, and leave a descriptor that is not a region alone.
+ * Returns 0, or the number of the check that failed; says why.
+ */
+static int attach_filtered(const void *arg)
+{
+	const struct filtered *f = arg;
+	scmp_filter_ctx ctx;
+	unsigned char *w;
+	int memfd;
 
 	ctx = seccomp_init(SCMP_ACT_ALLOW);
-	if (!ctx || seccomp_rule_add(ctx, SCMP_ACT_ERRNO((unsigned int)error),
+	if (!ctx || seccomp_rule_add(ctx, SCMP_ACT_ERRNO((unsigned int)f->error),
 				     __NR_mshare_attach, 0) ||
 	    seccomp_load(ctx)) {
 		diag("cannot load a seccomp filter");
-		_exit(1);
+		return 1;
 	}
 	seccomp_release(ctx);
-	if (syscall(__NR_mshare_attach, fd, 0L, 0UL, 0UL, 0U) != -1 ||
-	    errno != error) {
+	if (syscall(__NR_mshare_attach, f->fd, 0L, 0UL, 0UL, 0U) != -1 ||
+	    errno != f->error) {
 		diag("the filter does not answer mshare_attach with %s",
-		     strerror(error));
-		_exit(2);
+		     strerror(f->error));
+		return 2;
 	}
-	w = mshare_attach(fd, 0, 0, NULL, 0);
+	w = mshare_attach(f->fd, 0, 0, NULL, 0);
 	if (w == MAP_FAILED) {
 		diag_errno("mshare_attach behind the filter", errno);
-		_exit(3);
+		return 3;
 	}
-	if (!check_pattern(w, len))
-		_exit(4);
+	if (!check_pattern(w, f->len))
+		return 4;
 	w[1] = 0x5b;	/* the parent looks for it */
 
-	if (mshare_attach(rfd, 0, 0, NULL, 0) != MAP_FAILED || errno != EACCES) {
+	if (mshare_attach(f->rfd, 0, 0, NULL, 0) != MAP_FAILED || errno != EACCES) {
 		diag("a writable window through a read-only descriptor is not EACCES");
-		_exit(5);
+		return 5;
 	}
 	memfd = memfd_create("not-a-region", MFD_CLOEXEC);
-	if (memfd < 0 || ftruncate(memfd, (off_t)len) ||
+	if (memfd < 0 || ftruncate(memfd, (off_t)f->len) ||
 	    mshare_attach(memfd, 0, 0, NULL, 0) != MAP_FAILED ||
-	    errno != error) {
+	    errno != f->error) {
 		diag("mshare_attach of a memfd behind the filter does not fail with %s",
-		     strerror(error));
-		_exit(6);
+		     strerror(f->error));
+		return 6;
 	}
-	_exit(0);
+	if (!attach_einval(f->fd, 0, NULL, 0x80) ||
+	    !attach_einval(f->fd, f->size, NULL, 0) ||
+	    !attach_einval(f->fd, -f->size, NULL, 0) ||
+	    !attach_einval(f->fd, 0, NULL, MSHARE_ATTACH_FIXED)) {
+		diag("unknown flags, an offset outside the region or MSHARE_ATTACH_FIXED without an address is not EINVAL");
+		return 7;
+	}
+	return 0;
 }
 
 int main(void)
@@ -218,7 +232,7 @@ int main(void)
 	fd = mshare_create(O_CLOEXEC);
 	if (fd < 0)
 		diag_errno("mshare_create", errno);
-	if (!report(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC) &&
+	if (!ok(fd >= 0 && (fcntl(fd, F_GETFD) & FD_CLOEXEC) &&
 		    (fcntl(fd, F_GETFL) & O_ACCMODE) == O_RDWR,
 		    "mshare_create(O_CLOEXEC) gives a close-on-exec read-write descriptor"))
 		bail_out("no region");
@@ -229,7 +243,7 @@ int main(void)
 		diag_errno("mshare_alignment", errno);
 	else
 		diag("sharing alignment: %ld bytes", align);
-	if (!report(align > 0 && !(align & (align - 1)) && align % page == 0 &&
+	if (!ok(align > 0 && !(align & (align - 1)) && align % page == 0 &&
 		    (unsigned long)align >= OBJECT_SIZE,
 		    "mshare_alignment() is a power of two, a multiple of the page size"))
 		bail_out("no alignment");
@@ -238,7 +252,7 @@ int main(void)
 	r = ftruncate(fd, align);
 	if (r)
 		diag_errno("ftruncate", errno);
-	if (!report(r == 0, "ftruncate() sizes the region to the alignment"))
+	if (!ok(r == 0, "ftruncate() sizes the region to the alignment"))
 		bail_out("unsized region");
 
 	/* 4: mshare_map_object (mshare_map) */
@@ -246,21 +260,21 @@ int main(void)
 			      MAP_ANONYMOUS, -1, 0);
 	if (r)
 		diag_errno("mshare_map_object", errno);
-	if (!report(r == 0, "mshare_map_object() maps 2 MiB of anonymous shared memory at offset 0"))
+	if (!ok(r == 0, "mshare_map_object() maps 2 MiB of anonymous shared memory at offset 0"))
 		bail_out("nothing mapped in the region");
 
 	/* 5: mshare_attach */
 	win = mshare_attach(fd, 0, 0, NULL, 0);
 	if (win == MAP_FAILED)
 		diag_errno("mshare_attach", errno);
-	if (!report(win != MAP_FAILED && !((uintptr_t)win & (align - 1)),
+	if (!ok(win != MAP_FAILED && !((uintptr_t)win & (align - 1)),
 		    "mshare_attach() maps a read-write window at an aligned address"))
 		bail_out("no window");
 
 	/* 6: data through the window */
 	for (size_t i = 0; i < OBJECT_SIZE; i++)
 		win[i] = pattern(i);
-	report(check_pattern(win, OBJECT_SIZE),
+	ok(check_pattern(win, OBJECT_SIZE),
 	       "what is written through the window reads back");
 
 	/* 7: mshare_protect to read-only */
@@ -273,7 +287,7 @@ int main(void)
 	if (r == 0 && sig != SIGSEGV)
 		diag("a write after mshare_protect(PROT_READ) gave %d, not SIGSEGV",
 		     sig);
-	report(ok, "mshare_protect(PROT_READ): writes fault with SIGSEGV, reads work");
+	ok(ok, "mshare_protect(PROT_READ): writes fault with SIGSEGV, reads work");
 
 	/* 8: and back to read-write */
 	r = mshare_protect(fd, 0, OBJECT_SIZE, PROT_READ | PROT_WRITE);
@@ -288,13 +302,13 @@ int main(void)
 			     win[0]);
 		win[0] = pattern(0);
 	}
-	report(ok, "mshare_protect(PROT_READ | PROT_WRITE): writes work and are shared");
+	ok(ok, "mshare_protect(PROT_READ | PROT_WRITE): writes work and are shared");
 
 	/* 9: mshare_advise */
 	r = mshare_advise(fd, 0, OBJECT_SIZE, MADV_POPULATE_WRITE);
 	if (r)
 		diag_errno("mshare_advise(MADV_POPULATE_WRITE)", errno);
-	report(r == 0 && check_pattern(win, OBJECT_SIZE),
+	ok(r == 0 && check_pattern(win, OBJECT_SIZE),
 	       "mshare_advise(MADV_POPULATE_WRITE) keeps the data");
 
 	/* 10: mshare_info */
@@ -313,7 +327,7 @@ int main(void)
 	 * may lag behind by a few dozen pages: half the object will do.
 	 */
 	rss = r == 0 ? info.rss_pages : 0;
-	report(r == 0 && info.size == (uint64_t)align &&
+	ok(r == 0 && info.size == (uint64_t)align &&
 	       info.align == (uint64_t)align &&
 	       info.owner == getpid() && info.attached == 1 &&
 	       info.windows == 1 && rss >= OBJECT_SIZE / page / 2 &&
@@ -324,7 +338,7 @@ int main(void)
 	rfd = mshare_fd_rdonly(fd);
 	if (rfd < 0)
 		diag_errno("mshare_fd_rdonly", errno);
-	report(rfd >= 0 && (fcntl(rfd, F_GETFL) & O_ACCMODE) == O_RDONLY &&
+	ok(rfd >= 0 && (fcntl(rfd, F_GETFL) & O_ACCMODE) == O_RDONLY &&
 	       (fcntl(rfd, F_GETFD) & FD_CLOEXEC),
 	       "mshare_fd_rdonly() gives a close-on-exec read-only descriptor");
 
@@ -337,7 +351,7 @@ int main(void)
 	} else if (rfd >= 0 && err != EACCES) {
 		diag_errno("mshare_attach", err);
 	}
-	report(rfd >= 0 && rwin == MAP_FAILED && err == EACCES,
+	ok(rfd >= 0 && rwin == MAP_FAILED && err == EACCES,
 	       "mshare_attach() without MSHARE_ATTACH_RDONLY through it fails with EACCES");
 
 	/* 13: a read-only window through it */
@@ -359,7 +373,7 @@ int main(void)
 	}
 	if (rfd >= 0)
 		close(rfd);
-	report(ok, "mshare_attach(MSHARE_ATTACH_RDONLY) through it shows the data, read-only");
+	ok(ok, "mshare_attach(MSHARE_ATTACH_RDONLY) through it shows the data, read-only");
 
 	/* 14: behind a seccomp filter, mmap() stands in for the call */
 	rfd = mshare_fd_rdonly(fd);
@@ -367,9 +381,14 @@ int main(void)
 		diag_errno("mshare_fd_rdonly", errno);
 	ok = rfd >= 0;
 	for (int i = 0; ok && i < 2; i++) {
-		int error = i ? EPERM : ENOSYS;
+		int error = i ? EPERM : ENOSYS, status;
+		struct filtered f = {
+			.fd = fd, .rfd = rfd, .len = OBJECT_SIZE,
+			.size = align, .error = error,
+		};
 
-		r = child_attach_filtered(fd, rfd, OBJECT_SIZE, error);
+		r = run_child(attach_filtered, &f, &status) ? -1 :
+			WIFEXITED(status) ? WEXITSTATUS(status) : 100;
 		if (r == 0 && win[1] != 0x5b)
 			diag("%s: the child's write through its window is not seen",
 			     strerror(error));
@@ -378,7 +397,7 @@ int main(void)
 	}
 	if (rfd >= 0)
 		close(rfd);
-	report(ok, "mshare_attach() behind a filter that answers ENOSYS or EPERM maps the same pages with mmap()");
+	ok(ok, "mshare_attach() behind a filter that answers ENOSYS or EPERM maps the same pages with mmap() and refuses what the call refuses");
 
 	/* 15: mshare_unmap */
 	r = mshare_unmap(fd, 0, OBJECT_SIZE);
@@ -401,7 +420,7 @@ int main(void)
 		     (unsigned long long)info.rss_pages);
 		ok = false;
 	}
-	report(ok, "mshare_unmap(): the window faults with SIGSEGV, the pages are freed");
+	ok(ok, "mshare_unmap(): the window faults with SIGSEGV, the pages are freed");
 
 	/* 16: the window goes, then the region */
 	ok = munmap(win, align) == 0;
@@ -411,8 +430,8 @@ int main(void)
 		diag_errno("close", errno);
 		ok = false;
 	}
-	report(ok, "munmap() of the window and close() of the region");
+	ok(ok, "munmap() of the window and close() of the region");
 
-	printf("%u passed, %u failed\n", step - failed, failed);
-	return failed || step != PLAN ? 1 : 0;
+	printf("%u passed, %u failed\n", tap_count - tap_failed, tap_failed);
+	return tap_failed || tap_count != PLAN ? 1 : 0;
 }
