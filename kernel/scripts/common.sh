@@ -108,7 +108,9 @@ variant_base() {
 	esac
 }
 
-# Key of a built kernel: source, series and config fragments.
+# Key of a built kernel: source, series and the assignments of the config
+# fragments (comments and blank lines do not change the kernel, so editing
+# them does not cost a rebuild).
 build_key() {
 	local variant=$1 f
 	{
@@ -116,7 +118,7 @@ build_key() {
 		source_id
 		[ "$variant" = baseline ] || series_hash
 		for f in $(variant_fragments "$variant"); do
-			sha256sum <"$f"
+			sed -e 's/#.*//' -e 's/[[:space:]]*$//' -e '/^$/d' "$f" | sha256sum
 		done
 	} | sha256sum | cut -c1-16
 }
