@@ -41,27 +41,16 @@ void oci_config_done(struct oci_config *c)
 	*c = (struct oci_config){};
 }
 
-static int fail(char **ret_error, const char *format, ...) _printf_(2, 3);
-static int fail(char **ret_error, const char *format, ...)
-{
-	va_list ap;
-
-	va_start(ap, format);
-	*ret_error = vstrprintf(format, ap);
-	va_end(ap);
-	return *ret_error ? -EBADMSG : -ENOMEM;
-}
-
 static int load(const char *buf, size_t len, const char *what, json_t **ret, char **ret_error)
 {
 	json_error_t e;
 	json_t *o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &e);
 
 	if (!o)
-		return fail(ret_error, "%s is not JSON: line %d: %s", what, e.line, e.text);
+		return error_set(ret_error, -EBADMSG, "%s is not JSON: line %d: %s", what, e.line, e.text);
 	if (!json_is_object(o)) {
 		json_decref(o);
-		return fail(ret_error, "%s is not a JSON object", what);
+		return error_set(ret_error, -EBADMSG, "%s is not a JSON object", what);
 	}
 	*ret = o;
 	return 0;
@@ -77,10 +66,10 @@ static int annotations_member(json_t *o, const char *what, json_t **ret, char **
 	if (!a || json_is_null(a))
 		return 0;
 	if (!json_is_object(a))
-		return fail(ret_error, "%s: \"annotations\" is not an object", what);
+		return error_set(ret_error, -EBADMSG, "%s: \"annotations\" is not an object", what);
 	json_object_foreach(a, key, v)
 		if (!json_is_string(v))
-			return fail(ret_error, "%s: annotation \"%s\" is not a string", what, key);
+			return error_set(ret_error, -EBADMSG, "%s: annotation \"%s\" is not a string", what, key);
 	*ret = json_incref(a);
 	return 0;
 }
@@ -100,8 +89,9 @@ int oci_state_parse(const char *buf, size_t len, struct oci_state *ret, char **r
 	v = json_object_get(o, "id");
 	str = json_string_value(v);
 	if (!str || !*str || strlen(str) > OCI_ID_MAX || strlen(str) != json_string_length(v)) {
-		r = fail(ret_error, "the container state has no usable \"id\" (a string of 1 to %d bytes)",
-			 OCI_ID_MAX);
+		r = error_set(ret_error, -EBADMSG,
+			      "the container state has no usable \"id\" (a string of 1 to %d bytes)",
+			      OCI_ID_MAX);
 		goto out;
 	}
 	s.id = strdup(str);
@@ -109,20 +99,20 @@ int oci_state_parse(const char *buf, size_t len, struct oci_state *ret, char **r
 	v = json_object_get(o, "pid");
 	if (v && !(json_is_integer(v) && json_integer_value(v) >= 0 &&
 		   json_integer_value(v) <= INT32_MAX)) {
-		r = fail(ret_error, "the container state's \"pid\" is not a process id");
+		r = error_set(ret_error, -EBADMSG, "the container state's \"pid\" is not a process id");
 		goto out;
 	}
 	s.pid = v ? (pid_t)json_integer_value(v) : 0;
 
 	str = json_string_value(json_object_get(o, "bundle"));
 	if (!str || str[0] != '/') {
-		r = fail(ret_error, "the container state has no \"bundle\" (an absolute path)");
+		r = error_set(ret_error, -EBADMSG, "the container state has no \"bundle\" (an absolute path)");
 		goto out;
 	}
 	s.bundle = strdup(str);
 	v = json_object_get(o, "status");
 	if (v && !json_is_string(v)) {
-		r = fail(ret_error, "the container state's \"status\" is not a string");
+		r = error_set(ret_error, -EBADMSG, "the container state's \"status\" is not a string");
 		goto out;
 	}
 	s.status = v ? strdup(json_string_value(v)) : NULL;
@@ -154,7 +144,7 @@ int oci_config_parse(const char *buf, size_t len, const char *bundle, struct oci
 		return r;
 	path = json_string_value(json_object_get(json_object_get(o, "root"), "path"));
 	if (!path || !*path) {
-		r = fail(ret_error, "config.json has no \"root\": {\"path\"}");
+		r = error_set(ret_error, -EBADMSG, "config.json has no \"root\": {\"path\"}");
 		goto out;
 	}
 	if (path[0] == '/')
@@ -193,7 +183,8 @@ int oci_config_load(const char *bundle, struct oci_config *ret, char **ret_error
 		return r;
 	}
 	if (!S_ISREG(st.st_mode) || st.st_size > OCI_CONFIG_MAX)
-		return fail(ret_error, "%s is not a regular file of at most %d bytes", path, OCI_CONFIG_MAX);
+		return error_set(ret_error, -EBADMSG, "%s is not a regular file of at most %d bytes",
+				 path, OCI_CONFIG_MAX);
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf)
 		return -ENOMEM;
@@ -213,7 +204,7 @@ int oci_config_load(const char *bundle, struct oci_config *ret, char **ret_error
 		len += (size_t)n;
 	}
 	if (len > (size_t)st.st_size)
-		return fail(ret_error, "%s grew while it was read", path);
+		return error_set(ret_error, -EBADMSG, "%s grew while it was read", path);
 	return oci_config_parse(buf, len, bundle, ret, ret_error);
 }
 

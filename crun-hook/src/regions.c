@@ -13,17 +13,6 @@ void region_list_done(struct region_list *l)
 	*l = (struct region_list){};
 }
 
-static int fail(char **ret_error, const char *format, ...) _printf_(2, 3);
-static int fail(char **ret_error, const char *format, ...)
-{
-	va_list ap;
-
-	va_start(ap, format);
-	*ret_error = vstrprintf(format, ap);
-	va_end(ap);
-	return *ret_error ? -EINVAL : -ENOMEM;
-}
-
 static const char *skip_blanks(const char *p, const char *end)
 {
 	while (p < end && (*p == ' ' || *p == '\t'))
@@ -47,21 +36,22 @@ static int parse_entry(const char *start, const char *end, size_t index,
 	int m = ACCESS_RO;
 
 	if (start == end)
-		return fail(ret_error, "entry %zu is empty", index + 1);
+		return error_set(ret_error, -EINVAL, "entry %zu is empty", index + 1);
 	name = strndup(start, (size_t)((colon ?: end) - start));
 	if (!name)
 		return -ENOMEM;
 	if (!region_name_is_valid(name))
-		return fail(ret_error,
-			    "'%s' is not a region name (1 to %d characters of A-Z a-z 0-9 _ . -, "
-			    "starting with a letter or a digit)", name, REGION_NAME_MAX);
+		return error_set(ret_error, -EINVAL,
+				 "'%s' is not a region name (1 to %d characters of A-Z a-z 0-9 _ . -, "
+				 "starting with a letter or a digit)", name, REGION_NAME_MAX);
 	if (colon) {
 		mode = strndup(colon + 1, (size_t)(end - colon - 1));
 		if (!mode)
 			return -ENOMEM;
 		m = access_mode_from_string(mode);
 		if (m < 0)
-			return fail(ret_error, "region '%s': mode '%s' is neither 'ro' nor 'rw'", name, mode);
+			return error_set(ret_error, -EINVAL,
+					 "region '%s': mode '%s' is neither 'ro' nor 'rw'", name, mode);
 	}
 	ret->name = TAKE_PTR(name);
 	ret->mode = (enum access_mode)m;
@@ -76,20 +66,20 @@ int regions_parse(const char *s, struct region_list *ret, char **ret_error)
 
 	*ret_error = NULL;
 	if (skip_blanks(p, end) == end)
-		return fail(ret_error, "no region is named");
+		return error_set(ret_error, -EINVAL, "no region is named");
 	for (;;) {
 		const char *comma = memchr(p, ',', (size_t)(end - p)) ?: end;
 		const char *a = skip_blanks(p, comma), *b = trim_blanks(a, comma);
 		struct region_request e = {};
 
 		if (l.n == REGIONS_MAX)
-			return fail(ret_error, "more than %d regions", REGIONS_MAX);
+			return error_set(ret_error, -EINVAL, "more than %d regions", REGIONS_MAX);
 		r = parse_entry(a, b, l.n, &e, ret_error);
 		if (r < 0)
 			return r;
 		for (size_t i = 0; i < l.n; i++)
 			if (streq(l.items[i].name, e.name)) {
-				r = fail(ret_error, "region '%s' is named twice", e.name);
+				r = error_set(ret_error, -EINVAL, "region '%s' is named twice", e.name);
 				free(e.name);
 				return r;
 			}
@@ -135,17 +125,18 @@ int channel_path_check(const char *path, char **ret_error)
 
 	*ret_error = NULL;
 	if (path[0] != '/')
-		return fail(ret_error, "'%s' is not an absolute path", path);
+		return error_set(ret_error, -EINVAL, "'%s' is not an absolute path", path);
 	if (len > CHANNEL_PATH_MAX)
-		return fail(ret_error, "'%s' is longer than %d bytes, which a unix socket address cannot hold",
-			    path, CHANNEL_PATH_MAX);
+		return error_set(ret_error, -EINVAL,
+				 "'%s' is longer than %d bytes, which a unix socket address cannot hold",
+				 path, CHANNEL_PATH_MAX);
 	if (path[len - 1] == '/')
-		return fail(ret_error, "'%s' names no file", path);
+		return error_set(ret_error, -EINVAL, "'%s' names no file", path);
 	for (const char *p = path + 1;;) {
 		size_t n = strcspn(p, "/");
 
 		if (n == 0 || (n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return fail(ret_error, "'%s' has an empty, '.' or '..' component", path);
+			return error_set(ret_error, -EINVAL, "'%s' has an empty, '.' or '..' component", path);
 		if (!p[n])
 			break;
 		p += n + 1;

@@ -28,16 +28,6 @@ int proto_op_from_string(const char *s)
 	return -EOPNOTSUPP;
 }
 
-_printf_(3, 4) static int fail(char **ret_error, int r, const char *format, ...)
-{
-	va_list ap;
-
-	va_start(ap, format);
-	*ret_error = vstrprintf(format, ap);
-	va_end(ap);
-	return r;
-}
-
 /* Member key of o, NULL if absent; -EBADMSG if present with another type. */
 static int member(json_t *o, const char *key, json_type type, bool required,
 		  json_t **ret, char **ret_error)
@@ -53,12 +43,12 @@ static int member(json_t *o, const char *key, json_type type, bool required,
 	*ret = NULL;
 	if (!v) {
 		if (required)
-			return fail(ret_error, -EBADMSG, "member \"%s\" is missing", key);
+			return error_set(ret_error, -EBADMSG, "member \"%s\" is missing", key);
 		return 0;
 	}
 	if (json_typeof(v) != type &&
 	    !(type == JSON_TRUE && json_is_boolean(v)))
-		return fail(ret_error, -EBADMSG, "member \"%s\" must be %s", key, type_names[type]);
+		return error_set(ret_error, -EBADMSG, "member \"%s\" must be %s", key, type_names[type]);
 	*ret = v;
 	return 0;
 }
@@ -73,7 +63,7 @@ static int string_member(json_t *o, const char *key, bool required, size_t max,
 	if (r < 0 || !v)
 		return r;
 	if (json_string_length(v) > max)
-		return fail(ret_error, -EINVAL, "member \"%s\" is longer than %zu bytes", key, max);
+		return error_set(ret_error, -EINVAL, "member \"%s\" is longer than %zu bytes", key, max);
 	*ret = strdup(json_string_value(v));
 	return *ret ? 0 : -ENOMEM;
 }
@@ -88,7 +78,7 @@ static int u64_member(json_t *o, const char *key, bool required, uint64_t max,
 	if (r < 0 || !v)
 		return r;
 	if (json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > max)
-		return fail(ret_error, -EINVAL, "member \"%s\" is out of range", key);
+		return error_set(ret_error, -EINVAL, "member \"%s\" is out of range", key);
 	*ret = (uint64_t)json_integer_value(v);
 	return 0;
 }
@@ -101,15 +91,15 @@ static int load_message(const void *buf, size_t len, json_t **ret, char **ret_er
 	int r;
 
 	if (len > MSHARE_PROTOCOL_MAX_MESSAGE)
-		return fail(ret_error, -EMSGSIZE, "message of %zu bytes is longer than the maximum of %d",
-			    len, MSHARE_PROTOCOL_MAX_MESSAGE);
+		return error_set(ret_error, -EMSGSIZE, "message of %zu bytes is longer than the maximum of %d",
+				 len, MSHARE_PROTOCOL_MAX_MESSAGE);
 	o = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (!o)
-		return fail(ret_error, -EBADMSG, "not valid JSON: %s (at byte %d)", jerr.text,
-			    jerr.position);
+		return error_set(ret_error, -EBADMSG, "not valid JSON: %s (at byte %d)", jerr.text,
+				 jerr.position);
 	if (!json_is_object(o)) {
 		json_decref(o);
-		return fail(ret_error, -EBADMSG, "message is not a JSON object");
+		return error_set(ret_error, -EBADMSG, "message is not a JSON object");
 	}
 	r = member(o, "version", JSON_INTEGER, true, &v, ret_error);
 	if (r < 0) {
@@ -117,9 +107,9 @@ static int load_message(const void *buf, size_t len, json_t **ret, char **ret_er
 		return r;
 	}
 	if (json_integer_value(v) != MSHARE_PROTOCOL_VERSION) {
-		r = fail(ret_error, -EPROTONOSUPPORT,
-			 "protocol version %lld is not supported (supported: %d)",
-			 (long long)json_integer_value(v), MSHARE_PROTOCOL_VERSION);
+		r = error_set(ret_error, -EPROTONOSUPPORT,
+			      "protocol version %lld is not supported (supported: %d)",
+			      (long long)json_integer_value(v), MSHARE_PROTOCOL_VERSION);
 		json_decref(o);
 		return r;
 	}
@@ -152,7 +142,7 @@ static int decode_region_name(json_t *o, struct proto_request *req, char **ret_e
 	if (r < 0)
 		return r;
 	if (!region_name_is_valid(req->region))
-		return fail(ret_error, -EINVAL, "\"%s\" is not a valid region name", req->region);
+		return error_set(ret_error, -EINVAL, "\"%s\" is not a valid region name", req->region);
 	return 0;
 }
 
@@ -176,8 +166,8 @@ static int decode_container(json_t *o, struct proto_request *req, char **ret_err
 	if (r < 0)
 		return r;
 	if (!req->container_name && !req->container_id && !annotations)
-		return fail(ret_error, -EBADMSG,
-			    "member \"container\" needs \"name\", \"id\" or \"annotations\"");
+		return error_set(ret_error, -EBADMSG,
+				 "member \"container\" needs \"name\", \"id\" or \"annotations\"");
 	if (!annotations)
 		return 0;
 
@@ -188,7 +178,7 @@ static int decode_container(json_t *o, struct proto_request *req, char **ret_err
 		struct proto_annotation *a = &req->annotations[req->n_annotations];
 
 		if (!json_is_string(v))
-			return fail(ret_error, -EBADMSG, "annotation \"%s\" must be a string", key);
+			return error_set(ret_error, -EBADMSG, "annotation \"%s\" must be a string", key);
 		a->key = strdup(key);
 		a->value = strdup(json_string_value(v));
 		req->n_annotations++;
@@ -208,7 +198,7 @@ static int decode_mode(json_t *o, enum access_mode *ret, char **ret_error)
 		return r;
 	r = access_mode_from_string(mode);
 	if (r < 0)
-		return fail(ret_error, -EINVAL, "mode \"%s\" is neither \"ro\" nor \"rw\"", mode);
+		return error_set(ret_error, -EINVAL, "mode \"%s\" is neither \"ro\" nor \"rw\"", mode);
 	*ret = (enum access_mode)r;
 	return 0;
 }
@@ -222,9 +212,9 @@ static int decode_registered_container(json_t *o, struct proto_request *req, cha
 	if (r < 0)
 		return r;
 	if (!req->has_container)
-		return fail(ret_error, -EBADMSG, "member \"container\" is missing");
+		return error_set(ret_error, -EBADMSG, "member \"container\" is missing");
 	if (!req->container_id || !*req->container_id)
-		return fail(ret_error, -EBADMSG, "member \"container\" needs a non-empty \"id\"");
+		return error_set(ret_error, -EBADMSG, "member \"container\" needs a non-empty \"id\"");
 	return 0;
 }
 
@@ -240,8 +230,8 @@ static int decode_region_requests(json_t *o, struct proto_request *req, char **r
 	if (r < 0)
 		return r;
 	if (json_array_size(regions) == 0 || json_array_size(regions) > PROTO_REGISTER_REGIONS_MAX)
-		return fail(ret_error, -EINVAL, "\"regions\" must name 1 to %d regions, not %zu",
-			    PROTO_REGISTER_REGIONS_MAX, json_array_size(regions));
+		return error_set(ret_error, -EINVAL, "\"regions\" must name 1 to %d regions, not %zu",
+				 PROTO_REGISTER_REGIONS_MAX, json_array_size(regions));
 	req->regions = calloc(json_array_size(regions), sizeof(*req->regions));
 	if (!req->regions)
 		return -ENOMEM;
@@ -249,19 +239,19 @@ static int decode_region_requests(json_t *o, struct proto_request *req, char **r
 		struct proto_region_request *rr = &req->regions[i];
 
 		if (!json_is_object(v))
-			return fail(ret_error, -EBADMSG, "\"regions\"[%zu] must be an object", i);
+			return error_set(ret_error, -EBADMSG, "\"regions\"[%zu] must be an object", i);
 		req->n_regions++;
 		r = string_member(v, "region", true, REGION_NAME_MAX * 4, &rr->region, ret_error);
 		if (r < 0)
 			return r;
 		if (!region_name_is_valid(rr->region))
-			return fail(ret_error, -EINVAL, "\"%s\" is not a valid region name", rr->region);
+			return error_set(ret_error, -EINVAL, "\"%s\" is not a valid region name", rr->region);
 		r = decode_mode(v, &rr->mode, ret_error);
 		if (r < 0)
 			return r;
 		for (size_t j = 0; j < i; j++)
 			if (streq(req->regions[j].region, rr->region))
-				return fail(ret_error, -EINVAL, "region \"%s\" is named twice", rr->region);
+				return error_set(ret_error, -EINVAL, "region \"%s\" is named twice", rr->region);
 	}
 	return 0;
 }
@@ -284,7 +274,7 @@ int proto_request_decode(const void *buf, size_t len, struct proto_request *ret,
 		return r;
 	r = proto_op_from_string(op);
 	if (r < 0)
-		return fail(ret_error, -EOPNOTSUPP, "unknown op \"%s\"", op);
+		return error_set(ret_error, -EOPNOTSUPP, "unknown op \"%s\"", op);
 	req.op = (enum proto_op)r;
 
 	switch (req.op) {
@@ -454,7 +444,7 @@ int proto_region_info_from_json(json_t *o, struct proto_region_info *ret, char *
 
 	*ret_error = NULL;
 	if (!json_is_object(o))
-		return fail(ret_error, -EBADMSG, "region is not a JSON object");
+		return error_set(ret_error, -EBADMSG, "region is not a JSON object");
 	if ((r = string_member(o, "name", true, PATH_MAX, &info.name, ret_error)) < 0 ||
 	    (r = string_member(o, "state", true, PATH_MAX, &info.state, ret_error)) < 0 ||
 	    (r = u64_member(o, "size", true, INT64_MAX, &info.size, ret_error)) < 0 ||
@@ -507,7 +497,7 @@ int proto_reply_decode(const void *buf, size_t len, struct proto_reply *ret, cha
 		/* A name this libc does not know still is an error. */
 		error = errno_from_name(name) ?: EPROTO;
 	} else if (!streq(status, "ok"))
-		return fail(ret_error, -EBADMSG, "status \"%s\" is neither \"ok\" nor \"error\"", status);
+		return error_set(ret_error, -EBADMSG, "status \"%s\" is neither \"ok\" nor \"error\"", status);
 
 	*ret = (struct proto_reply){
 		.error = error,

@@ -190,6 +190,16 @@ char *strprintf(const char *format, ...)
 	return s;
 }
 
+int error_set(char **ret_error, int r, const char *format, ...)
+{
+	va_list ap;
+
+	va_start(ap, format);
+	*ret_error = vstrprintf(format, ap);
+	va_end(ap);
+	return *ret_error ? r : -ENOMEM;
+}
+
 void strv_free(char **l)
 {
 	if (!l)

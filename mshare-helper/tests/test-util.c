@@ -102,6 +102,16 @@ static void test_booleans_and_lists(void)
 	   streq(l[0], "root") && streq(l[1], "1000") && streq(l[2], "wheel"), "split at blanks");
 }
 
+static void test_error_set(void)
+{
+	_cleanup_free_ char *error = NULL;
+	int r;
+
+	r = error_set(&error, -EBADMSG, "member \"%s\" is missing", "op");
+	ok(r == -EBADMSG && error && streq(error, "member \"op\" is missing"),
+	   "error_set returns its errno and the message: %d \"%s\"", r, strna(error));
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -109,5 +119,6 @@ int main(void)
 	test_names();
 	test_errno_names();
 	test_booleans_and_lists();
+	test_error_set();
 	return tap_finish();
 }
