@@ -554,9 +554,14 @@ run_point() {
 	t_launched=$REPLY
 
 	# The barrier: every worker says ready once it has touched the whole pool.
-	local ready_n=0 line last=$SECONDS quarter=$(((n + 3) / 4)) exited
+	# A read's timeout can strike while bash is still taking a line in byte
+	# by byte; what it had read is kept in $part and the line completed by
+	# the next read, so no ready line is lost or split in two.
+	local ready_n=0 line part='' last=$SECONDS quarter=$(((n + 3) / 4)) exited
 	while [ "$ready_n" -lt "$n" ]; do
+		line=''
 		if IFS= read -r -t 2 line <&3; then
+			line=$part$line part=''
 			printf '%s\n' "$line" >>"$pt/ready.jsonl"
 			ready_n=$((ready_n + 1)) last=$SECONDS
 			if [ "$n" -ge 4 ] && [ $((ready_n % quarter)) = 0 ] && [ "$ready_n" -lt "$n" ]; then
@@ -565,6 +570,7 @@ run_point() {
 			fi
 			continue
 		fi
+		part+=$line
 		alive_count
 		exited=$((n - REPLY))
 		if [ $((ready_n + exited)) -ge "$n" ]; then break; fi
@@ -573,10 +579,12 @@ run_point() {
 			break
 		fi
 	done
-	while IFS= read -r -t 0.2 line <&3; do
-		printf '%s\n' "$line" >>"$pt/ready.jsonl"
-		ready_n=$((ready_n + 1))
+	while line='' && IFS= read -r -t 0.2 line <&3; do
+		printf '%s\n' "$part$line" >>"$pt/ready.jsonl"
+		part='' ready_n=$((ready_n + 1))
 	done
+	# A worker that died halfway through its line leaves a fragment.
+	[ -z "$part$line" ] || printf '%s\n' "$part$line" >>"$pt/ready.jsonl"
 	now_ms
 	t_ready=$REPLY
 	touch "$pt/ready.jsonl"
