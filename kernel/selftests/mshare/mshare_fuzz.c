@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Fuzz the mshare system calls: several processes make random calls, in
- * random order, with random arguments, for MSHARE_FUZZ_SECONDS (60).
+ * random order, with random arguments, for MSHARE_FUZZ_SECONDS (40).
  *
  * MSHARE_FUZZ_PROCS (4) worker processes draw operations from ops[]:
  * mshare_create() with valid and invalid flags; ftruncate() and
@@ -124,7 +124,7 @@ struct mshare_map_args {
 #define MLOCK_ONFAULT		0x01
 #endif
 
-#define DEFAULT_SECONDS		60
+#define DEFAULT_SECONDS		40
 #define DEFAULT_PROCS		4
 #define MAX_PROCS		16
 #define TIMEOUT_EXTRA		120	/* harness timeout: fuzzing + this */
