@@ -83,7 +83,7 @@ stage() {
 	make -s -C "$REPO_DIR/demo-app" >&2 || die "building demo-app failed (make -C demo-app)"
 	mkdir -p "$d/bench/bin"
 	install -m 0755 "$bench_src/bench-guest.sh" "$d/bench/bench-guest.sh"
-	install -m 0644 "$bench_src/aggregate.jq" "$d/bench/aggregate.jq"
+	install -m 0644 "$bench_src/aggregate.jq" "$bench_src/fifo-line.sh" "$d/bench/"
 	install -m 0755 "$REPO_DIR/demo-app/build/demo-load" "$REPO_DIR/demo-app/build/demo-worker" "$d/bench/bin/"
 	{
 		echo "# The mshare benchmark (issue 6), made by scripts/bench.sh"

@@ -41,6 +41,8 @@
 set -euo pipefail
 export LC_ALL=C.UTF-8
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source-path=SCRIPTDIR source=fifo-line.sh
+. "$here/fifo-line.sh"
 
 WORK=/run/mshare-bench
 CG_NAME=mshare-bench
@@ -554,15 +556,11 @@ run_point() {
 	t_launched=$REPLY
 
 	# The barrier: every worker says ready once it has touched the whole pool.
-	# A read's timeout can strike while bash is still taking a line in byte
-	# by byte; what it had read is kept in $part and the line completed by
-	# the next read, so no ready line is lost or split in two.
-	local ready_n=0 line part='' last=$SECONDS quarter=$(((n + 3) / 4)) exited
+	local ready_n=0 last=$SECONDS quarter=$(((n + 3) / 4)) exited
+	FIFO_PART=
 	while [ "$ready_n" -lt "$n" ]; do
-		line=''
-		if IFS= read -r -t 2 line <&3; then
-			line=$part$line part=''
-			printf '%s\n' "$line" >>"$pt/ready.jsonl"
+		if fifo_line 3 2; then
+			printf '%s\n' "$LINE" >>"$pt/ready.jsonl"
 			ready_n=$((ready_n + 1)) last=$SECONDS
 			if [ "$n" -ge 4 ] && [ $((ready_n % quarter)) = 0 ] && [ "$ready_n" -lt "$n" ]; then
 				now_ms
@@ -570,7 +568,6 @@ run_point() {
 			fi
 			continue
 		fi
-		part+=$line
 		alive_count
 		exited=$((n - REPLY))
 		if [ $((ready_n + exited)) -ge "$n" ]; then break; fi
@@ -579,12 +576,14 @@ run_point() {
 			break
 		fi
 	done
-	while line='' && IFS= read -r -t 0.2 line <&3; do
-		printf '%s\n' "$part$line" >>"$pt/ready.jsonl"
-		part='' ready_n=$((ready_n + 1))
+	while fifo_line 3 0.2; do
+		printf '%s\n' "$LINE" >>"$pt/ready.jsonl"
+		ready_n=$((ready_n + 1))
 	done
-	# A worker that died halfway through its line leaves a fragment.
-	[ -z "$part$line" ] || printf '%s\n' "$part$line" >>"$pt/ready.jsonl"
+	# A worker that died halfway through its line leaves a fragment: it goes
+	# into the file as it is, and ready.clean below drops it with anything
+	# else that does not parse.
+	[ -z "$FIFO_PART" ] || printf '%s\n' "$FIFO_PART" >>"$pt/ready.jsonl"
 	now_ms
 	t_ready=$REPLY
 	touch "$pt/ready.jsonl"
