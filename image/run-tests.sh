@@ -16,10 +16,11 @@
 #                     `make -C crun-hook install-tests`, go to hook/crun-hook/)
 #   --extra-dir DIR   copied onto the tests disk after image/tests/ (repeatable;
 #                     later files win): test lists and programs
-#   --acpi-irq        leave out acpi=noirq (added by default: under TCG each
-#                     virtio PCI device costs 30 s in an ACPI _PRT loop timeout
-#                     at boot; without ACPI IRQ routing the kernel uses the PIIX
-#                     router, 20 s instead of 100 s of kernel boot here)
+#   --acpi-irq        leave out acpi=noirq (run-qemu.sh adds it by default:
+#                     under TCG each virtio PCI device can cost 30 s in an ACPI
+#                     _PRT loop timeout at boot; without ACPI IRQ routing the
+#                     kernel uses the PIIX router, 20 s instead of 100 s of
+#                     kernel boot here)
 #   --kernel DIR      directory with bzImage; default $MSHARE_KERNEL, else the
 #                     cached debug kernel of the current series, else the
 #                     newest cached debug kernel (with a warning)
@@ -41,8 +42,7 @@ build_kernel=0
 image=
 qargs=()
 tmo=900
-append=acpi=noirq
-user_append=
+append=
 while [ $# -gt 0 ]; do
 	case $1 in
 	--tests) tests=$2; shift ;;
@@ -51,10 +51,9 @@ while [ $# -gt 0 ]; do
 	--build-kernel) build_kernel=1 ;;
 	--image) image=$2; shift ;;
 	--timeout) tmo=$2; shift ;;
-	--append) user_append=$2; shift ;;
+	--append) append=$2; shift ;;
 	--log | --test-timeout | --mem | --smp) qargs+=("$1" "$2"); shift ;;
-	--acpi-irq) append= ;;
-	--no-check) qargs+=("$1") ;;
+	--acpi-irq | --no-check) qargs+=("$1") ;;
 	-h | --help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
 	esac
@@ -114,8 +113,7 @@ mkfs.ext4 -q -F -L mshare-tests -d "$stage" "$tmp/tests.ext4" "$((mb * 12 / 10 +
 # Copy-on-write: the guest writes into the overlay, never into the image.
 qemu-img create -q -f qcow2 -F raw -b "$image" "$tmp/root.qcow2"
 
-append="$append${user_append:+ $user_append}"
-[ -z "$append" ] || qargs+=(--append "${append# }")
+[ -z "$append" ] || qargs+=(--append "$append")
 log "image $image, kernel $kdir, tests $tests"
 rc=0
 "$KERNEL_DIR/scripts/run-qemu.sh" --kernel "$kdir" --disk "$tmp/root.qcow2" \

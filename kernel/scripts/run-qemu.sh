@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # run-qemu.sh [--kernel DIR] [--initrd FILE] [--tests NAME] [--mem 4G]
 #             [--smp 2] [--timeout SEC] [--test-timeout SEC] [--log FILE]
-#             [--append ARGS] [--no-check] [--disk FILE [--extra-disk FILE]...]
-#             [--no-initrd]
+#             [--append ARGS] [--acpi-irq] [--no-check]
+#             [--disk FILE [--extra-disk FILE]...] [--no-initrd]
 # Boot a kernel under QEMU TCG with the test initramfs, run the list
 # /tests/NAME.list in the guest, tee the serial console into the log and
 # judge it with check-log.sh (exit status 0 only on PASS).
@@ -16,6 +16,10 @@
 #                  No initramfs unless --initrd is given too.
 #   --extra-disk FILE  another virtio disk after the scratch disk (repeatable)
 #   --no-initrd    boot without an initramfs
+#   --acpi-irq     leave out acpi=noirq (added by default: under TCG the
+#                  debug kernel can spend 30 s per virtio PCI device in an
+#                  ACPI _PRT loop timeout at boot; without ACPI IRQ routing
+#                  it uses the PIIX router, which needs no AML)
 # Every boot gets a fresh 512M ext4 scratch disk (label mshare-scratch).
 # MSHARE_KVM=1 tries KVM after a probe boot; TCG is the default and the
 # fallback (nested KVM is known to hang on some hosts).
@@ -31,6 +35,7 @@ tmo=1200
 test_tmo=
 logf=
 append=
+acpi_irq=0
 check=1
 disk=
 extra_disks=()
@@ -50,8 +55,9 @@ while [ $# -gt 0 ]; do
 	--test-timeout) test_tmo=$2; shift ;;
 	--log) logf=$2; shift ;;
 	--append) append=$2; shift ;;
+	--acpi-irq) acpi_irq=1 ;;
 	--no-check) check=0 ;;
-	-h | --help) sed -n '2,21p' "$0"; exit 0 ;;
+	-h | --help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
 	*) die "unknown option '$1' (see --help)" ;;
 	esac
 	[ $# -gt 0 ] && shift
@@ -87,6 +93,7 @@ command -v "$qemu" >/dev/null || die "$qemu missing (apt-get install qemu-system
 cmdline="console=ttyS0 panic=-1 oops=panic panic_on_warn=0 softlockup_panic=0 mshare.tests=$tests"
 [ -z "$test_tmo" ] || cmdline+=" mshare.timeout=$test_tmo"
 [ -z "$disk" ] || cmdline+=" root=/dev/vda rw rootfstype=ext4"
+[ $acpi_irq = 1 ] || cmdline+=" acpi=noirq"
 [ -z "$append" ] || cmdline+=" $append"
 
 # Boot the kernel under KVM with an init that exits at once; KVM is usable

@@ -47,11 +47,6 @@ logf=$MSHARE_CACHE/logs/test-$(date +%Y%m%d-%H%M%S).log
 args=(--kernel "$kdir" --initrd "$initrd" --tests "${MSHARE_TESTS:-all}" --log "$logf"
 	--timeout "${MSHARE_QEMU_TIMEOUT:-2400}" --mem "${MSHARE_QEMU_MEM:-4G}"
 	--smp "${MSHARE_QEMU_SMP:-2}")
-# Without ACPI IRQ routing: under TCG, evaluating the PCI link's _PRT for
-# the scratch disk can run into ACPI's 30 s AML loop timeout at boot (27 s
-# lost in a CI run); the kernel's PIIX router needs no AML. The image runs
-# do the same (image/run-tests.sh).
-args+=(--append acpi=noirq)
 [ -z "${MSHARE_TEST_TIMEOUT:-}" ] || args+=(--test-timeout "$MSHARE_TEST_TIMEOUT")
 "$scripts/run-qemu.sh" "${args[@]}" --no-check
 
