@@ -13,7 +13,9 @@
 #                     its tools, `make -C mshare-helper install-tests`, are
 #                     built and put on the tests disk in owner/mshare-helper/),
 #                     hook (mshare-oci-hook with crun and podman; its tools,
-#                     `make -C crun-hook install-tests`, go to hook/crun-hook/)
+#                     `make -C crun-hook install-tests`, go to hook/crun-hook/),
+#                     hook-cost (what the hook adds to a container start; a
+#                     measurement, not part of make test)
 #   --extra-dir DIR   copied onto the tests disk after image/tests/ (repeatable;
 #                     later files win): test lists and programs
 #   --acpi-irq        leave out acpi=noirq (run-qemu.sh adds it by default:
@@ -100,7 +102,7 @@ if listed owner && [ -d "$stage/owner" ]; then
 	make -s -C "$REPO_DIR/mshare-helper" install-tests DESTDIR="$stage" LIBEXECDIR=/owner >&2 ||
 		die "cannot build the owner tests' tools (make -C mshare-helper install-tests)"
 fi
-if listed hook && [ -d "$stage/hook" ]; then
+if { listed hook || listed hook-cost; } && [ -d "$stage/hook" ]; then
 	make -s -C "$REPO_DIR/crun-hook" install-tests DESTDIR="$stage" LIBEXECDIR=/hook >&2 ||
 		die "cannot build the hook tests' tools (make -C crun-hook install-tests)"
 fi
