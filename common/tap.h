@@ -3,8 +3,9 @@
 
 /*
  * A minimal TAP producer for the host unit tests: ok(cond, "what") prints
- * "ok N - what" or "not ok N - what" with the place of the check, and
- * tap_finish() the plan. tests/run.sh adds the results of all tests up.
+ * "ok N - what" or "not ok N - what" with the place of the check,
+ * tap_skip() a check that cannot run here, and tap_finish() the plan.
+ * common/run-tap.sh adds the results of all tests up.
  */
 
 #include <stdarg.h>
@@ -33,6 +34,23 @@ tap_ok(bool pass, const char *file, int line, const char *format, ...)
 }
 
 #define ok(cond, ...) tap_ok(!!(cond), __FILE__, __LINE__, __VA_ARGS__)
+
+/*
+ * A check the machine cannot run (not the code under test failing): "ok N
+ * # SKIP why", which run-tap.sh counts as skipped, never as passed.
+ */
+__attribute__((format(printf, 1, 2))) static inline void tap_skip(const char *format, ...)
+{
+	va_list ap;
+
+	tap_count++;
+	printf("ok %u # SKIP ", tap_count);
+	va_start(ap, format);
+	vprintf(format, ap);
+	va_end(ap);
+	printf("\n");
+	fflush(stdout);
+}
 
 static inline int tap_finish(void)
 {

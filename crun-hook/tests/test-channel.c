@@ -70,8 +70,14 @@ static int child_start(struct child *c, bool userns)
 		char path[64];
 		int fd;
 
-		if (read(to_parent[0], &b, 1) != 1)
-			return -EIO;
+		if (read(to_parent[0], &b, 1) != 1) {
+			int status = 0;
+
+			waitpid(c->pid, &status, 0);
+			printf("# the child failed before its user namespace was mapped: exit status %d\n",
+			       WEXITSTATUS(status));
+			return -ECHILD;
+		}
 		snprintf(path, sizeof(path), "/proc/%d/uid_map", (int)c->pid);
 		fd = open(path, O_WRONLY | O_CLOEXEC);
 		if (fd < 0 || write(fd, "0 100000 65536\n", 15) != 15)
@@ -229,6 +235,25 @@ static void test_pivoted(void)
 	child_stop(&c);
 }
 
+/*
+ * Whether this process may make a user namespace at all: not in a chroot
+ * (EPERM), nor with user.max_user_namespaces = 0 (ENOSPC). Returns 0 or
+ * -errno.
+ */
+static int userns_available(void)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(unshare(CLONE_NEWUSER) < 0 ? errno : 0);
+	if (waitpid(pid, &status, 0) < 0)
+		return -errno;
+	return WIFEXITED(status) ? -WEXITSTATUS(status) : -ECHILD;
+}
+
 static void test_userns(void)
 {
 	_cleanup_free_ char *error = NULL, *host_view = strprintf("%s/run/mshare", rootfs), *sock = NULL,
@@ -240,6 +265,12 @@ static void test_userns(void)
 	_cleanup_free_ char *cmd = strprintf("rm -rf %s", host_view);
 
 	ok(system(cmd) == 0, "rootfs/run/mshare is removed on the host");
+	r = userns_available();
+	if (r < 0) {
+		tap_skip("user namespaces cannot be made here (%s): the channel in a user namespace is not checked",
+			 strerror(-r));
+		return;
+	}
 	r = child_start(&c, true);
 	ok(r == 0, "a child in a user namespace (0 -> 100000) with a tmpfs on rootfs/run (%d)", r);
 	if (r < 0)
