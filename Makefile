@@ -25,7 +25,7 @@ test: deps
 demo: deps
 	scripts/demo.sh $(ARGS)
 
-# The first demo: 64 processes sharing a 1 GiB region against 4 memfd
+# The first demo: 64 processes sharing a 1 GiB region against 2 memfd
 # mappers, on a busybox initramfs (no daemon, no containers).
 demo-initramfs: deps
 	kernel/scripts/demo.sh
