@@ -54,6 +54,10 @@ plots() { # COLUMN: the plot command for one column of every series
 term="set terminal pngcairo size 1000,640 font 'sans,11' noenhanced"
 gnuplot -e "$term" -e 'set terminal' >/dev/null 2>&1 || term="set terminal png size 1000,640 noenhanced"
 note="TCG guest: page tables are exact, times are emulation figures"
+# A run of one worker count (make demo) gives gnuplot an empty x range:
+# widen it to a factor of 2 on each side.
+xrange=$(jq -r -s 'map(select(.type == "point" and .status == "ok") | .workers)
+	| if min == max then "set xrange [\(min / 2):\(max * 2)]" else "" end' "$records")
 
 gnuplot <<GP
 $term
@@ -62,6 +66,7 @@ set title "Page tables added by the workers (PageTables, all workers ready)"
 set xlabel 'workers'
 set ylabel 'kB (log scale; 0 drawn as 1)'
 set logscale xy
+$xrange
 set grid
 set key top left
 set label 1 "$note" at graph 0.99, graph 0.97 right font ',9'
@@ -75,6 +80,7 @@ set output '$prefix-startup.png'
 set multiplot layout 1,2 title "Start to ready: mapping the pool and touching every page ($note)" font ',10'
 set xlabel 'workers'
 set logscale x
+$xrange
 set grid
 set key top left
 set ylabel 'seconds'
