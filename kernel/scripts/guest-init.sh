@@ -125,13 +125,15 @@ else
 		n=$((n + 1))
 		echo "=== RUN $entry"
 		read -r up _ </proc/uptime
-		start=${up%.*}${up#*.}
+		# centiseconds; 1${up#*.} - 100 so that a fraction such as 08
+		# is not read as octal
+		start=$((${up%.*} * 100 + 1${up#*.} - 100))
 		{
 			timeout -k 10 "$tmo" sh -c "exec $entry" </dev/null 2>&1
 			echo $? >/tmp/test-rc
 		} | tee "$out"
 		read -r up _ </proc/uptime
-		secs=$(((${up%.*}${up#*.} - start) / 100))
+		secs=$(((${up%.*} * 100 + 1${up#*.} - 100 - start) / 100))
 		read -r rc </tmp/test-rc
 		# shellcheck disable=SC2046
 		set -- $(awk '/^ok / { if (/^ok .*# *[Ss][Kk][Ii][Pp]/) s++; else p++ }
