@@ -124,6 +124,15 @@ memstat() {
 	return 0
 }
 now_ms() { REPLY=${EPOCHREALTIME/./}; REPLY=$((REPLY / 1000)); }
+# boot_ms: REPLY = CLOCK_BOOTTIME in ms from /proc/uptime (10 ms steps), the
+# clock of the workers' ready_boottime_ms.
+boot_ms() {
+	local up _
+	read -r up _ </proc/uptime
+	REPLY=$((${up%.*} * 1000 + 1${up#*.}0 - 1000))
+}
+# tenths MS: REPLY = MS (>= 0) in seconds with one decimal.
+tenths() { REPLY=$(($1 / 1000)).$(($1 % 1000 / 100)); }
 # json_num VALUE: VALUE if it is a number, else null.
 json_num() { if [[ ${1:-} =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; then printf '%s' "$1"; else printf null; fi; }
 
@@ -504,7 +513,7 @@ run_point() {
 	fi
 	say "$label ($launch): starting"
 
-	local pt_before avail_before owner_pt_before t0 t_launched t_ready t_go t_done
+	local pt_before avail_before owner_pt_before t0 boot0 t_launched t_ready t_go t_done
 	exec 3<>"$pt/ready"
 	meminfo MemAvailable
 	avail_before=$REPLY
@@ -514,6 +523,8 @@ run_point() {
 	pt_before=$REPLY
 	now_ms
 	t0=$REPLY
+	boot_ms
+	boot0=$REPLY
 	PIDS=() IDS=()
 	local launch_failed=0
 	for ((i = 1; i <= n; i++)); do
@@ -554,8 +565,15 @@ run_point() {
 	done
 	now_ms
 	t_launched=$REPLY
+	if [ "$n" -ge 4 ]; then
+		tenths $((t_launched - t0))
+		say "$label: $n launched in $REPLY s"
+	fi
 
 	# The barrier: every worker says ready once it has touched the whole pool.
+	# The fifo is read only once all are launched, so a progress line gives
+	# the time the worker itself got ready (its ready_boottime_ms), not the
+	# time its line was read.
 	local ready_n=0 last=$SECONDS quarter=$(((n + 3) / 4)) exited
 	FIFO_PART=
 	while [ "$ready_n" -lt "$n" ]; do
@@ -563,8 +581,14 @@ run_point() {
 			printf '%s\n' "$LINE" >>"$pt/ready.jsonl"
 			ready_n=$((ready_n + 1)) last=$SECONDS
 			if [ "$n" -ge 4 ] && [ $((ready_n % quarter)) = 0 ] && [ "$ready_n" -lt "$n" ]; then
-				now_ms
-				say "$label: $ready_n of $n ready after $(((REPLY - t0) / 1000)) s"
+				if [[ $LINE =~ \"ready_boottime_ms\":([0-9]+) ]]; then
+					tenths $((BASH_REMATCH[1] > boot0 ? BASH_REMATCH[1] - boot0 : 0))
+					say "$label: worker $ready_n of $n ready at $REPLY s"
+				else
+					now_ms
+					tenths $((REPLY - t0))
+					say "$label: $ready_n of $n ready by $REPLY s"
+				fi
 			fi
 			continue
 		fi
