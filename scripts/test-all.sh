@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # The whole test run (`make test`, what CI runs): the host tests of the
-# userspace (libmshare, mshare-helper, demo-app, including a bounded fuzz run
-# of the protocol decoder), then the kernel's in-guest tests (kernel/scripts/test.sh:
-# the debug kernel, booted on a busybox initramfs), then the guest image
-# booted under systemd on that kernel (image/run-tests.sh: the image itself,
-# mshare-owner with its units, clients and reloads, mshare-oci-hook with
-# crun and podman containers), and the benchmark's CI bound in a boot of
-# its own.
+# userspace (libmshare, mshare-helper, demo-app, including a bounded fuzz
+# run of the protocol decoder) and of the guests' list runner
+# (kernel/scripts/run-list.sh), then the kernel's in-guest tests
+# (kernel/scripts/test.sh: the debug kernel, booted on a busybox
+# initramfs), then the guest image booted under systemd on that kernel
+# (image/run-tests.sh: the image itself, mshare-owner with its units,
+# clients and reloads, mshare-oci-hook with crun and podman containers),
+# and the benchmark's CI bound in a boot of its own.
 # Every part runs even if an earlier one failed; the last line printed is
 # the sum, "N passed, N failed", and the exit status is 0 only if nothing
 # failed.
@@ -48,6 +49,7 @@ run demo-app make -C "$root/demo-app" check
 run crun-hook make -C "$root/crun-hook" check
 run mshare-helper-fuzz make -C "$root/mshare-helper" fuzz-run \
 	FUZZ_SECONDS="${MSHARE_FUZZ_SECONDS:-30}"
+run guest-runner "$root/common/run-tap.sh" "bash $root/kernel/scripts/tests/test-run-list.sh"
 run kernel "$root/kernel/scripts/test.sh"
 
 # The image part: the smoke, owner and hook lists in one boot of the debug

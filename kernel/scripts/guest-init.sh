@@ -6,7 +6,7 @@
 #   mshare.timeout=SECS   per-entry timeout (default 300)
 # A list has one entry per line, `path/of/binary [args]` relative to /tests,
 # `#` starts a comment; the prefix `plain: ` marks an entry that prints no
-# TAP and passes by exit status 0 alone.
+# TAP and passes by exit status 0 alone (run_list, run-list.sh).
 #
 # Prints `MSHARE-RESULT: passed=N failed=M skipped=K` once, then leaves QEMU
 # through isa-debug-exit (iobase 0xf4): byte 0 (QEMU status 1) if nothing
@@ -95,78 +95,10 @@ qemu_exit() {
 	reboot -f
 }
 
-list=/tests/$tests.list
-say "running $list (timeout ${tmo}s per entry)"
-if [ ! -f "$list" ]; then
-	fail "list-$tests" "no $list"
-else
-	cd /tests || exit 1
-	# On the debug kernel under TCG the commands this loop used to fork
-	# between entries (sed, date, grep, cat, rm: about eight) cost about
-	# 1.3 s per entry. It uses shell builtins where it can and one awk per
-	# entry for the counts.
-	out=/tmp/test-out
-	# words TEXT: sets entry to TEXT's words, one blank apart (no globbing)
-	words() {
-		set -f
-		# shellcheck disable=SC2086
-		set -- $1
-		set +f
-		entry=$*
-	}
-	n=0
-	while read -r line <&3; do
-		words "${line%%#*}"
-		[ -n "$entry" ] || continue
-		plain=0
-		case $entry in
-		plain:*) plain=1 && words "${entry#plain:}" ;;
-		esac
-		n=$((n + 1))
-		echo "=== RUN $entry"
-		read -r up _ </proc/uptime
-		# centiseconds; 1${up#*.} - 100 so that a fraction such as 08
-		# is not read as octal
-		start=$((${up%.*} * 100 + 1${up#*.} - 100))
-		{
-			timeout -k 10 "$tmo" sh -c "exec $entry" </dev/null 2>&1
-			echo $? >/tmp/test-rc
-		} | tee "$out"
-		read -r up _ </proc/uptime
-		secs=$(((${up%.*} * 100 + 1${up#*.} - 100 - start) / 100))
-		read -r rc </tmp/test-rc
-		# shellcheck disable=SC2046
-		set -- $(awk '/^ok / { if (/^ok .*# *[Ss][Kk][Ii][Pp]/) s++; else p++ }
-			/^not ok / { f++ }
-			END { print p + 0, s + 0, f + 0 }' "$out")
-		p=$1 s=$2 f=$3
-		passed=$((passed + p))
-		skipped=$((skipped + s))
-		failed=$((failed + f))
-		if [ "$f" -gt 0 ]; then
-			failures="$failures $entry"
-			echo "=== FAIL $entry ($f not ok)"
-		fi
-		if [ "$rc" -ne 0 ]; then
-			if [ "$f" -eq 0 ]; then
-				if [ "$rc" -ge 124 ] && [ "$secs" -ge "$tmo" ]; then
-					fail "$entry" "timed out after ${tmo}s, status $rc"
-				else
-					fail "$entry" "exit status $rc"
-				fi
-			fi
-		elif [ $((p + s + f)) -eq 0 ]; then
-			if [ $plain = 1 ]; then
-				passed=$((passed + 1))
-			else
-				fail "$entry" "no TAP output"
-			fi
-		fi
-		echo "=== END $entry: status=$rc ${secs}s ok=$p not_ok=$f skip=$s"
-	done 3<"$list"
-	cd /
-	[ "$n" -gt 0 ] || fail "list-$tests" "no entries in $list"
-fi
+say "running /tests/$tests.list (timeout ${tmo}s per entry)"
+# shellcheck source-path=SCRIPTDIR source=run-list.sh
+. /lib/mshare/run-list.sh
+run_list "$tests" "/tests/$tests.list" "$tmo" /tmp
 
 leaks=/sys/kernel/debug/kmemleak
 if [ -e $leaks ]; then

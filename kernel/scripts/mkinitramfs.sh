@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # mkinitramfs.sh OUT.cpio.gz DIR...
 # Build the test initramfs: busybox-static with its applet links, /init
-# (guest-init.sh) and the files of each DIR under /tests/, subdirectories
-# kept (object and dependency files left out). Test binaries are static, so
-# no libraries go in. No device nodes either: /init mounts devtmpfs, so
-# neither root nor mknod is needed to build it.
+# (guest-init.sh, with the list runner run-list.sh it sources) and the files
+# of each DIR under /tests/, subdirectories kept (object and dependency
+# files left out). Test binaries are static, so no libraries go in. No
+# device nodes either: /init mounts devtmpfs, so neither root nor mknod is
+# needed to build it.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -26,6 +27,7 @@ cp "$busybox" "$stage/bin/busybox"
 done
 [ -e "$stage/bin/sh" ] || ln -s /bin/busybox "$stage/bin/sh"
 install -m 0755 "$KERNEL_DIR/scripts/guest-init.sh" "$stage/init"
+install -D -m 0644 "$KERNEL_DIR/scripts/run-list.sh" "$stage/lib/mshare/run-list.sh"
 echo "root:x:0:0:root:/root:/bin/sh" >"$stage/etc/passwd"
 echo "root:x:0:" >"$stage/etc/group"
 
