@@ -13,7 +13,8 @@
 # (the records) and PNG plots (gnuplot), and copies the report to
 # OUT/latest.md.
 #   (default)      pools 1G,4G; workers 1,16,64,256 and doubling while the
-#                  plain backing fits; 10 s runs; an 8G guest. Hours under TCG.
+#                  plain backing fits; 10 s runs; an 8G guest (to 1024
+#                  workers on 1G and 256 on 4G; about 80 min in the guest)
 #   --quick        a 256M pool, workers 1,16,64, 5 s runs, a 4G guest
 #   --ci           issue 6's bound: 64 workers on a 1G pool, mshare and shm,
 #                  2 s runs; TAP "ok" only if mshare's page tables are at least
