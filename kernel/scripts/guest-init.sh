@@ -50,15 +50,9 @@ fi
 echo 64 >/proc/sys/vm/nr_hugepages 2>/dev/null || say "cannot reserve hugetlb pages"
 say "hugetlb pages: $(cat /proc/sys/vm/nr_hugepages 2>/dev/null)"
 
-passed=0
-failed=0
-skipped=0
-failures=""
-fail() {
-	failed=$((failed + 1))
-	failures="$failures $1"
-	echo "=== FAIL $1${2:+ ($2)}"
-}
+# The counters, fail() and run_list.
+# shellcheck source-path=SCRIPTDIR source=run-list.sh
+. /lib/mshare/run-list.sh
 
 if grep -q msharefs /proc/filesystems; then
 	[ -d /sys/fs/mshare ] || say "msharefs registered but /sys/fs/mshare is missing"
@@ -96,8 +90,6 @@ qemu_exit() {
 }
 
 say "running /tests/$tests.list (timeout ${tmo}s per entry)"
-# shellcheck source-path=SCRIPTDIR source=run-list.sh
-. /lib/mshare/run-list.sh
 run_list "$tests" "/tests/$tests.list" "$tmo" /tmp
 
 leaks=/sys/kernel/debug/kmemleak

@@ -13,15 +13,27 @@
 # `=== END ENTRY: status=N Ss ok=N not_ok=N skip=N`; its TAP `ok`, `ok ... # SKIP`
 # and `not ok` lines are counted.
 #
-# The caller defines fail NAME [WHY] (count a failure and print
-# `=== FAIL NAME (WHY)`) and the counters passed, failed, skipped and
-# failures (a blank-separated list of what failed), which run_list adds to.
+# Sourcing it sets the counters passed, failed, skipped and failures (a
+# blank-separated list of what failed) to zero; run_list adds to them, and
+# so does fail NAME [WHY], which the callers use for their own failures.
 #
 # The loop forks little: on the debug kernel under TCG each fork is
 # expensive, and the commands it used to fork between entries (sed, date,
 # grep, cat, rm: about eight) cost about 1.3 s per entry. It uses shell
 # builtins where it can and one awk per entry for the counts. (`local` is
 # not POSIX, but busybox sh and bash both have it.)
+
+passed=0
+failed=0
+skipped=0
+failures=""
+
+# fail NAME [WHY]: count a failure and print `=== FAIL NAME (WHY)`.
+fail() {
+	failed=$((failed + 1))
+	failures="$failures $1"
+	echo "=== FAIL $1${2:+ ($2)}"
+}
 
 # rl_trim TEXT: rl_entry = TEXT without leading and trailing blanks.
 rl_trim() {

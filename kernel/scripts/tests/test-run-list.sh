@@ -67,12 +67,7 @@ printf '# nothing but comments\n\n' >empty.list
 drive() {
 	# shellcheck disable=SC2016 # expanded by the shell under test
 	(cd "$dir" && "${cmd[@]}" -c '
-		fail() {
-			failed=$((failed + 1))
-			failures="$failures $1"
-			echo "=== FAIL $1${2:+ ($2)}"
-		}
-		passed=0 failed=0 skipped=0 failures=""
+		passed=9 failed=9 skipped=9 failures=stale
 		. "$1"
 		run_list "$2" "$3" "$4" "$5"
 		echo "$passed $failed $skipped" >"$6"
@@ -133,7 +128,7 @@ for sh in "${shells[@]}"; do
 	check "$sh: a crash after an ok is a failure with its status" \
 		has "=== FAIL ./crash.sh (exit status 139)"
 	check "$sh: an entry past the timeout is said to have timed out" \
-		has_re "=== FAIL sleep 5 (timed out after 1s, status 1[24][34])"
+		has_re "=== FAIL sleep 5 (timed out after 1s, status \(124\|143\))"
 	check "$sh: an entry is a shell command line: quotes keep blanks" \
 		has "ok 2 - arg [b   c] in $dir/tests"
 	check "$sh: and keep a glob from expanding" has "ok 3 - arg [*] in $dir/tests"
