@@ -584,10 +584,6 @@ run_point() {
 				if [[ $LINE =~ \"ready_boottime_ms\":([0-9]+) ]]; then
 					tenths $((BASH_REMATCH[1] > boot0 ? BASH_REMATCH[1] - boot0 : 0))
 					say "$label: worker $ready_n of $n ready at $REPLY s"
-				else
-					now_ms
-					tenths $((REPLY - t0))
-					say "$label: $ready_n of $n ready by $REPLY s"
 				fi
 			fi
 			continue
