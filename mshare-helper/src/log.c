@@ -119,7 +119,7 @@ static int log_write_journal(int level, int error, const char *file,
 int log_internal(int level, int error, const char *file, int line,
 		 const char *func, const char *format, ...)
 {
-	char msg[2048];
+	char raw[2048], msg[2048];
 	va_list ap;
 	int saved_errno = errno;
 
@@ -131,8 +131,10 @@ int log_internal(int level, int error, const char *file, int line,
 	/* Make "%m" print the error that was passed in. */
 	errno = error;
 	va_start(ap, format);
-	vsnprintf(msg, sizeof(msg), format, ap);
+	vsnprintf(raw, sizeof(raw), format, ap);
 	va_end(ap);
+	/* Messages name what clients sent: one line each, whatever they sent. */
+	escape_control(raw, msg, sizeof(msg));
 
 	if (log_state.target != LOG_TARGET_JOURNAL ||
 	    log_write_journal(level, error, file, line, func, msg) < 0)

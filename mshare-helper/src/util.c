@@ -170,6 +170,42 @@ int errno_from_name(const char *name)
 	return 0;
 }
 
+char *escape_control(const char *s, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789abcdef";
+	size_t o = 0;
+
+	if (len == 0)
+		return buf;
+	for (; *s; s++) {
+		unsigned char ch = (unsigned char)*s;
+		char e[5];
+		size_t n = 0;
+
+		if (ch == '\\' || ch == '\n' || ch == '\t' || ch == '\r') {
+			e[n++] = '\\';
+			e[n++] = ch == '\n' ? 'n' : ch == '\t' ? 't' : ch == '\r' ? 'r' : '\\';
+		} else if (ch < 0x20 || ch == 0x7f) {
+			e[n++] = '\\';
+			e[n++] = 'x';
+			e[n++] = hex[ch >> 4];
+			e[n++] = hex[ch & 15];
+		} else
+			e[n++] = (char)ch;
+		if (o + n + 1 > len) {
+			/* "..." marks the cut, in the room that is left. */
+			for (size_t i = 0; i < 3 && len > 4; i++)
+				buf[len - 4 + i] = '.';
+			o = len > 4 ? len - 1 : o;
+			break;
+		}
+		memcpy(buf + o, e, n);
+		o += n;
+	}
+	buf[o] = '\0';
+	return buf;
+}
+
 char *vstrprintf(const char *format, va_list ap)
 {
 	char *s;

@@ -37,6 +37,15 @@ char *region_env_name(const char *name);
 const char *errno_to_name(int error);
 int errno_from_name(const char *name);
 
+/*
+ * What a client sent, fit for one log line: control characters (newline,
+ * escape sequences), DEL and backslash as C escapes ("\\n", "\\x1b",
+ * "\\\\"), everything else as it is. In place in buf (at most len bytes,
+ * cut short with "..." if it does not fit); returns buf. Log sinks pass
+ * every message through it, so that no name a client chose can forge a line.
+ */
+char *escape_control(const char *s, char *buf, size_t len);
+
 /* A formatted string, or NULL if memory ran out (unlike asprintf(), whose
  * pointer is undefined then, which cleanup handlers must not free). */
 char *strprintf(const char *format, ...) _printf_(1, 2);

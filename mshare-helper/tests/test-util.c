@@ -112,6 +112,33 @@ static void test_error_set(void)
 	   "error_set returns its errno and the message: %d \"%s\"", r, strna(error));
 }
 
+static void test_escape_control(void)
+{
+	static const struct {
+		const char *s;
+		size_t len;
+		const char *want;
+	} cases[] = {
+		{ "pool", 64, "pool" },
+		{ "a\nb", 64, "a\\nb" },
+		{ "x\r\t\\", 64, "x\\r\\t\\\\" },
+		{ "\x1b[31mred", 64, "\\x1b[31mred" },
+		{ "del\x7f", 64, "del\\x7f" },
+		{ "caf\xc3\xa9", 64, "caf\xc3\xa9" },
+		{ "abcdefghij", 8, "abcd..." },
+		{ "\n\n\n\n", 8, "\\n\\n..." },
+		{ "", 1, "" },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		char buf[64];
+		const char *got = escape_control(cases[i].s, buf, cases[i].len);
+
+		ok(streq(got, cases[i].want) && strlen(got) < cases[i].len,
+		   "escape_control case %zu: \"%s\"", i, got);
+	}
+}
+
 int main(void)
 {
 	test_parse_size();
@@ -120,5 +147,6 @@ int main(void)
 	test_errno_names();
 	test_booleans_and_lists();
 	test_error_set();
+	test_escape_control();
 	return tap_finish();
 }
