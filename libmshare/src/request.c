@@ -127,7 +127,7 @@ static int receive_reply(int fd)
 int mshare_request(const char *name, unsigned int flags)
 {
 	_cleanup_close_ int fd = -1;
-	int r;
+	int r, send_error;
 
 	if (!name || !*name || (flags & ~MSHARE_REQUEST_RDONLY))
 		return (int)mshare_ret(-EINVAL);
@@ -135,7 +135,16 @@ int mshare_request(const char *name, unsigned int flags)
 	if (fd < 0)
 		return (int)mshare_ret(fd);
 	r = send_get(fd, name, flags);
-	if (r < 0)
+	/* A daemon that refused the connection has answered and hung up,
+	 * perhaps before the request arrived: its answer is still queued,
+	 * behind the reset of the hang-up. */
+	if (r < 0 && r != -EPIPE && r != -ECONNRESET)
 		return (int)mshare_ret(r);
-	return (int)mshare_ret(receive_reply(fd));
+	send_error = r;
+	r = receive_reply(fd);
+	if (r == -ECONNRESET)
+		r = receive_reply(fd);
+	if (r == -ECONNRESET && send_error < 0)
+		r = send_error;
+	return (int)mshare_ret(r);
 }

@@ -8,6 +8,7 @@
 
 #include "channel.h"
 #include "log.h"
+#include "peer.h"
 #include "server.h"
 
 static void channel_free(struct channel *ch)
@@ -22,6 +23,7 @@ static void channel_free(struct channel *ch)
 	for (size_t i = 0; i < ch->n_regions; i++)
 		free(ch->regions[i].region);
 	free(ch->regions);
+	free(ch->cgroup);
 	free(ch);
 }
 
@@ -62,6 +64,11 @@ struct container_identity channel_identity(const struct channel *ch)
 		.annotations = ch->annotations,
 		.n_annotations = ch->n_annotations,
 	};
+}
+
+bool channel_admits(const struct channel *ch, const char *cgroup)
+{
+	return !ch->dead && cgroup && cgroup_is_below(cgroup, ch->cgroup);
 }
 
 static void channel_close_fds(struct channel *ch)
@@ -182,22 +189,62 @@ static int channel_take(struct channel *ch, struct proto_request *req)
 	return 0;
 }
 
+/*
+ * The cgroup the container's process is in, which must be its own: the
+ * root cgroup, or a cgroup that holds the registering hook or this daemon
+ * (a container left in the runtime's cgroup) would admit strangers.
+ */
+static int container_cgroup(int pidfd, pid_t pid, const char *registrar_cgroup, char **ret)
+{
+	_cleanup_free_ char *cgroup = NULL, *own = NULL;
+	_cleanup_close_ int self = -1;
+	int k;
+
+	k = pidfd_cgroup(pidfd, pid, &cgroup);
+	if (k < 0)
+		return k;
+	self = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	if (self < 0)
+		return -errno;
+	k = pidfd_cgroup(self, getpid(), &own);
+	if (k < 0)
+		return k;
+	if (streq(cgroup, "/") || cgroup_is_below(own, cgroup) ||
+	    (registrar_cgroup && cgroup_is_below(registrar_cgroup, cgroup))) {
+		*ret = TAKE_PTR(cgroup);
+		return -EPERM;
+	}
+	*ret = TAKE_PTR(cgroup);
+	return 0;
+}
+
 int channel_register(struct server *s, struct proto_request *req, int listen_fd, int pidfd,
-		     struct channel **ret)
+		     const char *registrar_cgroup, struct channel **ret, char **ret_error)
 {
 	_cleanup_close_ int lfd = listen_fd, pfd = pidfd;
+	_cleanup_free_ char *cgroup = NULL;
 	struct channel *ch;
 	int flags, pid, k;
 
 	if (channel_find(s, req->container_id))
 		return -EEXIST;
-	if (s->n_channels >= CHANNELS_MAX)
+	if (s->n_channels >= s->max_channels)
 		return -ENOSPC;
 	if (sd_is_socket_unix(lfd, SOCK_SEQPACKET, 1, NULL, 0) <= 0)
 		return -EBADF;
 	pid = pidfd_pid(pfd);
 	if (pid < 0)
 		return pid;
+	k = container_cgroup(pfd, pid, registrar_cgroup, &cgroup);
+	if (k == -EPERM)
+		return error_set(ret_error, k, "its process %d is in cgroup %s, which is not a cgroup of its own "
+				 "(the root, or one that holds the hook or mshare-owner): its processes could not "
+				 "be told from others", pid, cgroup);
+	if (k == -EOPNOTSUPP)
+		return error_set(ret_error, k, "the cgroup of its process %d cannot be told (cgroup v2 is needed)",
+				 pid);
+	if (k < 0)
+		return k;
 	flags = fcntl(lfd, F_GETFL);
 	if (flags < 0 || fcntl(lfd, F_SETFL, flags | O_NONBLOCK) < 0)
 		return -errno;
@@ -210,6 +257,7 @@ int channel_register(struct server *s, struct proto_request *req, int listen_fd,
 		.process = { .fd = -1, .dispatch = channel_dispatch_process },
 		.server = s,
 		.pid = pid,
+		.cgroup = TAKE_PTR(cgroup),
 	};
 	k = channel_take(ch, req);
 	if (k < 0) {

@@ -5,9 +5,15 @@
  * Container channels. An OCI runtime hook (root) registers a container: it
  * passes a listening socket that it bound inside the container's root
  * filesystem and a pidfd of the container's process, and names the regions
- * the container asks for. Every connection accepted on that socket is the
- * container's, whatever credentials its peer shows, and may get only those
- * regions, in at most the mode registered and as the grants still allow.
+ * the container asks for. A connection accepted on that socket is served
+ * only if its peer is a process of the container: in the container's cgroup
+ * or a cgroup below it (the socket may be reachable from the host, through
+ * a writable root file system, and its place proves nothing). Such a peer
+ * is the container's, whatever credentials it shows, and may get only the
+ * registered regions, in at most the mode registered and as the grants
+ * still allow. A container that has no cgroup of its own (its process sits
+ * in the root cgroup, or in a cgroup that holds the hook or the daemon) is
+ * not registered: its processes could not be told from others.
  * The channel ends when the hook unregisters the container, when its
  * process exits (the pidfd turns readable) or when the daemon stops.
  *
@@ -23,7 +29,8 @@
 #include "protocol.h"
 #include "watch.h"
 
-/* Containers registered at once, at most. */
+/* Containers registered at once, at most (fewer if descriptors are short:
+ * each channel holds two). */
 #define CHANNELS_MAX 4096
 
 struct server;
@@ -42,17 +49,23 @@ struct channel {
 	struct proto_region_request *regions;
 	size_t n_regions;
 	pid_t pid;			/* for the log */
+	char *cgroup;			/* its process's at registration */
 };
 
 /*
  * Takes the container and region list out of req (register), and the two
  * descriptors (closed on failure too), and starts serving the channel.
- * Returns -EEXIST if the id is registered, -ESRCH if the process is gone,
- * -EBADF if listen_fd is not a listening AF_UNIX SOCK_SEQPACKET socket or
- * pidfd not a pidfd, -ENOSPC past CHANNELS_MAX.
+ * registrar_cgroup is the cgroup of the registering hook. Returns -EEXIST
+ * if the id is registered, -ESRCH if the process is gone, -EBADF if
+ * listen_fd is not a listening AF_UNIX SOCK_SEQPACKET socket or pidfd not
+ * a pidfd, -ENOSPC past the server's max_channels, -EPERM if the container
+ * has no cgroup of its own and -EOPNOTSUPP without cgroup v2 (these two
+ * with *ret_error, to be freed, saying why).
  */
 int channel_register(struct server *s, struct proto_request *req, int listen_fd, int pidfd,
-		     struct channel **ret);
+		     const char *registrar_cgroup, struct channel **ret, char **ret_error);
+/* Whether a peer in cgroup is a process of the container (see above). */
+bool channel_admits(const struct channel *ch, const char *cgroup);
 /* Ends the channel (see above); why goes to the log. */
 void channel_close(struct channel *ch, const char *why);
 struct channel *channel_find(struct server *s, const char *id);

@@ -150,13 +150,22 @@ int mshare_client_call_fds(struct mshare_client *c, const struct proto_request *
 	_cleanup_free_ char *error = NULL;
 	int fds[CLIENT_MAX_FDS];
 	size_t len = 0, n_fds = 0;
-	int k;
+	int k, send_error;
 
 	set_message(c, NULL);
 	k = client_send(c, req, fds_out, n_fds_out);
-	if (k < 0)
+	/* A daemon that refused the connection (at a connection cap, or a
+	 * peer not of the channel's container) has answered and hung up,
+	 * perhaps before the request arrived: its answer is still queued. */
+	if (k < 0 && k != -EPIPE && k != -ECONNRESET)
 		return k;
+	send_error = k;
 	k = client_receive(c, &len, fds, &n_fds);
+	/* The reset of a hang-up is reported once, before what is queued. */
+	if (k == -ECONNRESET && n_fds == 0)
+		k = client_receive(c, &len, fds, &n_fds);
+	if (k < 0 && send_error < 0)
+		k = send_error;
 	if (k == 0) {
 		k = proto_reply_decode(c->buf, len, &reply, &error);
 		if (k < 0)

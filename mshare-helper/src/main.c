@@ -37,6 +37,8 @@ struct options {
 	const char *config_dir;
 	const char *socket_path;
 	size_t max_connections;
+	size_t max_per_user;
+	size_t max_per_container;
 	usec_t timeout;
 	bool check_config;
 };
@@ -62,6 +64,11 @@ static void help(void)
 	       "  -c, --config-dir=DIR        read DIR/*.conf (default: %s)\n"
 	       "  -s, --socket=PATH           listen on PATH instead of a socket passed by systemd\n"
 	       "      --max-connections=N     serve at most N connections at once (default: %d)\n"
+	       "      --max-connections-per-user=N\n"
+	       "                              at most N of them for each user but root\n"
+	       "                              (default: %d)\n"
+	       "      --max-connections-per-container=N\n"
+	       "                              at most N on each container's channel (default: %d)\n"
 	       "      --timeout=SECONDS       close connections idle this long (default: %" PRIu64 ")\n"
 	       "      --check-config          check the configuration, print what is wrong, and exit\n"
 	       "      --log-level=LEVEL       debug, info, notice, warning or err (default: info)\n"
@@ -70,17 +77,19 @@ static void help(void)
 	       "\n"
 	       "See mshare-owner(8) and mshare-regions.conf(5).\n",
 	       CONFIG_DIR_DEFAULT, CONFIG_DIR_DEFAULT, SERVER_MAX_CONNECTIONS_DEFAULT,
-	       SERVER_TIMEOUT_DEFAULT_USEC / USEC_PER_SEC);
+	       SERVER_MAX_PER_USER_DEFAULT, SERVER_MAX_PER_CONTAINER_DEFAULT, SERVER_TIMEOUT_DEFAULT_USEC / USEC_PER_SEC);
 }
 
 /* 0 on success, 1 to exit successfully (--help), < 0 on a usage error. */
 static int parse_argv(int argc, char *argv[], struct options *o)
 {
-	enum { ARG_MAX_CONNECTIONS = 0x100, ARG_TIMEOUT, ARG_CHECK_CONFIG, ARG_LOG_LEVEL, ARG_VERSION };
+	enum { ARG_MAX_CONNECTIONS = 0x100, ARG_MAX_PER_USER, ARG_MAX_PER_CONTAINER, ARG_TIMEOUT, ARG_CHECK_CONFIG, ARG_LOG_LEVEL, ARG_VERSION };
 	static const struct option options[] = {
 		{ "config-dir", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, 's' },
 		{ "max-connections", required_argument, NULL, ARG_MAX_CONNECTIONS },
+		{ "max-connections-per-user", required_argument, NULL, ARG_MAX_PER_USER },
+		{ "max-connections-per-container", required_argument, NULL, ARG_MAX_PER_CONTAINER },
 		{ "timeout", required_argument, NULL, ARG_TIMEOUT },
 		{ "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
 		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
@@ -111,6 +120,16 @@ static int parse_argv(int argc, char *argv[], struct options *o)
 				return -EINVAL;
 			}
 			o->max_connections = u;
+			break;
+		case ARG_MAX_PER_USER:
+		case ARG_MAX_PER_CONTAINER:
+			if (parse_u32(optarg, &u) < 0 || u == 0) {
+				fprintf(stderr, "mshare-owner: invalid --%s: %s (a number above 0)\n",
+					c == ARG_MAX_PER_USER ? "max-connections-per-user" :
+					"max-connections-per-container", optarg);
+				return -EINVAL;
+			}
+			*(c == ARG_MAX_PER_USER ? &o->max_per_user : &o->max_per_container) = u;
 			break;
 		case ARG_TIMEOUT:
 			errno = 0;
@@ -389,12 +408,15 @@ int main(int argc, char *argv[])
 		.opts = {
 			.config_dir = CONFIG_DIR_DEFAULT,
 			.max_connections = SERVER_MAX_CONNECTIONS_DEFAULT,
+			.max_per_user = SERVER_MAX_PER_USER_DEFAULT,
+			.max_per_container = SERVER_MAX_PER_CONTAINER_DEFAULT,
 			.timeout = SERVER_TIMEOUT_DEFAULT_USEC,
 		},
 		.signals.fd = -1,
 		.epoll_fd = -1,
 	};
 	_cleanup_free_ char *message = NULL;
+	size_t max_channels;
 	int listen_fd = -1, k;
 	rlim_t nofile;
 
@@ -406,10 +428,7 @@ int main(int argc, char *argv[])
 		return check_config(d.opts.config_dir) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 
 	nofile = raise_nofile();
-	if (nofile < FD_RESERVE + 16)
-		d.opts.max_connections = 16;
-	else if (d.opts.max_connections > nofile - FD_RESERVE)
-		d.opts.max_connections = nofile - FD_RESERVE;
+	server_size_for_fds(nofile, FD_RESERVE, &d.opts.max_connections, &max_channels);
 
 	d.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
 	if (d.epoll_fd < 0) {
@@ -443,11 +462,15 @@ int main(int argc, char *argv[])
 		goto finish;
 	d.server.timeout = d.opts.timeout;
 	d.server.max_connections = d.opts.max_connections;
+	d.server.max_per_user = d.opts.max_per_user;
+	d.server.max_per_container = d.opts.max_per_container;
+	d.server.max_channels = max_channels;
 	d.server.reload = daemon_reload;
 	d.server.userdata = &d;
 
-	log_info("mshare-owner %s ready: %s; at most %zu connections, %" PRIu64 " ms deadline.",
-		 MSHARE_HELPER_VERSION, strna(message), d.opts.max_connections,
+	log_info("mshare-owner %s ready: %s; at most %zu connections (%zu per user, %zu per container), "
+		 "%zu containers, %" PRIu64 " ms deadline.", MSHARE_HELPER_VERSION, strna(message),
+		 d.opts.max_connections, d.opts.max_per_user, d.opts.max_per_container, max_channels,
 		 d.opts.timeout / USEC_PER_MSEC);
 	notify_ready(&d, "Serving ");
 

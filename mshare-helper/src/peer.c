@@ -3,6 +3,8 @@
 #include <poll.h>
 #include <stdio.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "peer.h"
 
@@ -73,6 +75,59 @@ int peer_from_socket(int fd, struct peer *ret)
 
 	*ret = p;
 	return 0;
+}
+
+int pidfd_cgroup(int pidfd, pid_t pid, char **ret)
+{
+	_cleanup_fclose_ FILE *f = NULL;
+	_cleanup_free_ char *line = NULL, *path = NULL;
+	size_t size = 0;
+	char proc[64];
+	ssize_t n;
+
+	snprintf(proc, sizeof(proc), "/proc/%d/cgroup", (int)pid);
+	f = fopen(proc, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((n = getline(&line, &size, f)) > 0) {
+		if (strncmp(line, "0::", 3) != 0)
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		path = strdup(line + 3);
+		if (!path)
+			return -ENOMEM;
+		break;
+	}
+	/* Only now: the file read was the pidfd's process's if it still lives. */
+	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
+		return -errno;
+	if (!path || path[0] != '/')
+		return -EOPNOTSUPP;
+	*ret = TAKE_PTR(path);
+	return 0;
+}
+
+int peer_cgroup(int fd, char **ret)
+{
+	_cleanup_close_ int pidfd = -1;
+	struct ucred cred;
+	socklen_t len = sizeof(cred);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) < 0)
+		return -errno;
+	len = sizeof(pidfd);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERPIDFD, &pidfd, &len) < 0)
+		return errno == ENOPROTOOPT ? -EOPNOTSUPP : errno == EINVAL ? -ESRCH : -errno;
+	return pidfd_cgroup(pidfd, cred.pid, ret);
+}
+
+bool cgroup_is_below(const char *cgroup, const char *ancestor)
+{
+	size_t n = strlen(ancestor);
+
+	if (streq(ancestor, "/"))
+		return true;
+	return strncmp(cgroup, ancestor, n) == 0 && (cgroup[n] == '\0' || cgroup[n] == '/');
 }
 
 void peer_done(struct peer *p)

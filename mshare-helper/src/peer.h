@@ -8,6 +8,7 @@
  * that its name is read from the right process even if its pid is reused.
  */
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 #include "policy.h"
@@ -24,6 +25,21 @@ struct peer {
 };
 
 int peer_from_socket(int fd, struct peer *ret);
+
+/*
+ * The cgroup (v2, as /proc/PID/cgroup shows it to us, "/system.slice/...")
+ * of the process pidfd refers to, pid being its pid in our pid namespace.
+ * The pidfd is what makes this sound: the file is read by pid, and the
+ * answer counts only if the process is still alive afterwards, so a pid
+ * reused in between is never mistaken for it. -ESRCH if it exited,
+ * -EOPNOTSUPP without a cgroup v2 line.
+ */
+int pidfd_cgroup(int pidfd, pid_t pid, char **ret);
+/* The cgroup of the process at the other end of fd (SO_PEERPIDFD, Linux
+ * 6.5+); -EOPNOTSUPP where the kernel cannot pin the peer. */
+int peer_cgroup(int fd, char **ret);
+/* Whether cgroup is ancestor or the same as, or below it. */
+bool cgroup_is_below(const char *cgroup, const char *ancestor);
 void peer_done(struct peer *p);
 
 static inline struct peer_identity peer_identity(const struct peer *p)

@@ -73,6 +73,51 @@ static void conn_touch(struct conn *c, usec_t now)
 	c->deadline = now + s->timeout;
 }
 
+static struct uid_count *uid_count_find(struct server *s, uid_t uid)
+{
+	for (size_t i = 0; i < s->n_uids; i++)
+		if (s->uids[i].uid == uid)
+			return &s->uids[i];
+	return NULL;
+}
+
+static size_t uid_connections(struct server *s, uid_t uid)
+{
+	struct uid_count *u = uid_count_find(s, uid);
+
+	return u ? u->n : 0;
+}
+
+static int uid_count_add(struct server *s, uid_t uid)
+{
+	struct uid_count *u = uid_count_find(s, uid), *t;
+
+	if (u) {
+		u->n++;
+		return 0;
+	}
+	t = reallocarray(s->uids, s->n_uids + 1, sizeof(*s->uids));
+	if (!t)
+		return -ENOMEM;
+	s->uids = t;
+	s->uids[s->n_uids++] = (struct uid_count){ .uid = uid, .n = 1 };
+	return 0;
+}
+
+static void uid_count_drop(struct server *s, uid_t uid)
+{
+	struct uid_count *u = uid_count_find(s, uid);
+
+	if (u && --u->n == 0)
+		*u = s->uids[--s->n_uids];
+}
+
+/* Only the owner socket's non-root peers are counted by uid. */
+static bool conn_counts_by_uid(const struct conn *c)
+{
+	return !c->channel && c->peer.uid != 0;
+}
+
 static void conn_free(struct conn *c)
 {
 	struct server *s = c->server;
@@ -83,6 +128,8 @@ static void conn_free(struct conn *c)
 	safe_close(c->out_fd);
 	free(c->out);
 	peer_done(&c->peer);
+	if (conn_counts_by_uid(c))
+		uid_count_drop(s, c->peer.uid);
 	if (c->channel)
 		c->channel->n_connections--;
 	s->n_connections--;
@@ -520,7 +567,7 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 	_cleanup_free_ struct container_annotation *annotations = NULL;
 	struct peer_identity id = peer_identity(&c->peer);
 	struct container_identity ct;
-	_cleanup_free_ char *id_copy = NULL;
+	_cleanup_free_ char *id_copy = NULL, *registrar_cgroup = NULL, *error = NULL;
 	struct channel *ch;
 	json_t *reply, *regions;
 	int k;
@@ -569,7 +616,11 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 		json_decref(regions);
 		return log_oom();
 	}
-	k = channel_register(s, req, TAKE_FD(listen_fd), TAKE_FD(pidfd), &ch);
+	/* The hook's cgroup: the container must have one apart from it. */
+	k = peer_cgroup(c->watch.fd, &registrar_cgroup);
+	if (k < 0)
+		log_debug_errno(k, "Cannot tell the cgroup of pid %d: %m", (int)c->peer.pid);
+	k = channel_register(s, req, TAKE_FD(listen_fd), TAKE_FD(pidfd), registrar_cgroup, &ch, &error);
 	if (k < 0) {
 		json_decref(regions);
 		switch (k) {
@@ -584,10 +635,15 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 				"register carries a listening AF_UNIX SOCK_SEQPACKET socket, then a pidfd"),
 				-1, true);
 		case -ENOSPC:
-			log_warning("Refused to register container %s: %d containers are registered, the maximum.",
-				    id_copy, CHANNELS_MAX);
+			log_warning("Refused to register container %s: %zu containers are registered, the maximum.",
+				    id_copy, s->max_channels);
 			return conn_reply(c, proto_reply_new_error(ENOSPC,
-				"too many containers registered (%d)", CHANNELS_MAX), -1, false);
+				"too many containers registered (%zu)", s->max_channels), -1, false);
+		case -EPERM:
+		case -EOPNOTSUPP:
+			log_notice("Refused to register container %s: %s.", id_copy, strna(error));
+			return conn_reply(c, proto_reply_new_error(-k, "container %s: %s", id_copy,
+								   strna(error)), -1, false);
 		default:
 			log_warning_errno(k, "Cannot register container %s: %m", id_copy);
 			return conn_reply(c, proto_reply_new_error(k, "cannot register container %s: %s",
@@ -787,25 +843,153 @@ static void conn_dispatch_event(struct watch *w, uint32_t events)
 
 /* ---- accepting ---- */
 
-static void server_refuse(struct server *s, int fd)
+static bool ratelimit_pass(struct ratelimit *rl, usec_t now)
+{
+	if (rl->last && now < rl->last + REFUSAL_LOG_INTERVAL_USEC) {
+		rl->suppressed++;
+		return false;
+	}
+	rl->last = now;
+	return true;
+}
+
+/*
+ * Answers a connection that is not served with error and message, and
+ * closes it. The client's first request may be queued by now: it is read
+ * first, since closing a socket with unread data resets the peer's, and
+ * the reset would reach the client before the refusal.
+ */
+static void server_refuse(struct server *s, int fd, int error, const char *message)
 {
 	_cleanup_free_ char *text = NULL;
 	json_t *reply;
 	size_t len;
-	usec_t now = now_usec();
 
 	s->n_refused++;
-	reply = proto_reply_new_error(EAGAIN, "too many connections (%zu); try again later",
-				      s->max_connections);
+	reply = proto_reply_new_error(error, "%s", message);
 	if (reply && proto_dump(reply, &text, &len) == 0)
 		(void)send_message(fd, text, len, -1);
 	json_decref(reply);
+	while (recv(fd, s->buf, MSHARE_PROTOCOL_MAX_MESSAGE, MSG_DONTWAIT | MSG_TRUNC) > 0)
+		;
 	safe_close(fd);
-	if (now >= s->refusals_logged + REFUSAL_LOG_INTERVAL_USEC) {
-		log_warning("Refusing connections: %zu are open, the maximum (%" PRIu64 " refused so far).",
-			    s->n_connections, s->n_refused);
-		s->refusals_logged = now;
+}
+
+/*
+ * Whether a new connection may be served: 0, or the errno of the refusal
+ * with *ret_message saying which limit it hit. Root on the owner socket may
+ * use every slot; everyone else leaves max_connections / 8 of them free.
+ */
+static int server_admit(struct server *s, const struct peer *p, const struct channel *ch,
+			char **ret_message)
+{
+	size_t reserve = s->max_connections / 8;
+
+	if (s->n_connections >= s->max_connections) {
+		*ret_message = strprintf("too many connections (%zu); try again later", s->max_connections);
+		return -EAGAIN;
 	}
+	if (!ch && p->uid == 0)
+		return 0;
+	if (s->n_connections + reserve >= s->max_connections) {
+		*ret_message = strprintf("too many connections (%zu, of which %zu are kept for root); "
+					 "try again later", s->n_connections, reserve);
+		return -EAGAIN;
+	}
+	if (ch && ch->n_connections >= s->max_per_container) {
+		*ret_message = strprintf("too many connections of container %s (%zu); try again later",
+					 ch->id, s->max_per_container);
+		return -EAGAIN;
+	}
+	if (!ch && uid_connections(s, p->uid) >= s->max_per_user) {
+		*ret_message = strprintf("too many connections of uid %u (%zu); try again later",
+					 p->uid, s->max_per_user);
+		return -EAGAIN;
+	}
+	return 0;
+}
+
+/* A channel serves the processes of its container and no one else. */
+static int channel_check_peer(struct server *s, int fd, const struct peer *p, struct channel *ch,
+			      char **ret_message)
+{
+	_cleanup_free_ char *cgroup = NULL;
+	int k;
+
+	k = peer_cgroup(fd, &cgroup);
+	if (k == 0 && channel_admits(ch, cgroup))
+		return 0;
+	if (ratelimit_pass(&s->outsider_log, now_usec())) {
+		log_notice("Refused pid %d (%s), uid %u, on the channel of container %s: %s%s%s "
+			   "(%" PRIu64 " more such refusals not logged).", (int)p->pid, p->comm, p->uid,
+			   ch->id, k < 0 ? "its cgroup cannot be told: " : "it is not in the container's cgroup ",
+			   k < 0 ? strerror(-k) : ch->cgroup, k < 0 ? "" : " but in another",
+			   s->outsider_log.suppressed);
+		s->outsider_log.suppressed = 0;
+	}
+	*ret_message = strprintf("this socket serves the processes of container %s only", ch->id);
+	return -EACCES;
+}
+
+static void server_accept_one(struct server *s, int fd, struct channel *ch)
+{
+	_cleanup_free_ char *message = NULL;
+	struct peer p;
+	struct conn *c;
+	int k;
+
+	k = peer_from_socket(fd, &p);
+	if (k < 0) {
+		log_warning_errno(k, "Cannot tell who is connecting, closing: %m");
+		safe_close(fd);
+		return;
+	}
+	k = ch ? channel_check_peer(s, fd, &p, ch, &message) : 0;
+	if (k == 0)
+		k = server_admit(s, &p, ch, &message);
+	if (k == 0 && !ch && p.uid != 0 && uid_count_add(s, p.uid) < 0)
+		k = log_oom();
+	if (k < 0) {
+		if (k == -EAGAIN && ratelimit_pass(&s->refusal_log, now_usec())) {
+			log_warning("Refusing pid %d (%s), uid %u: %s (%" PRIu64 " refused so far).",
+				    (int)p.pid, p.comm, p.uid, strna(message), s->n_refused + 1);
+			s->refusal_log.suppressed = 0;
+		}
+		server_refuse(s, fd, -k, message ?: strerror(-k));
+		peer_done(&p);
+		return;
+	}
+
+	c = calloc(1, sizeof(*c));
+	if (!c) {
+		log_oom();
+		goto fail;
+	}
+	*c = (struct conn){
+		.watch = { .fd = fd, .dispatch = conn_dispatch_event },
+		.server = s,
+		.peer = p,
+		.channel = ch,
+		.out_fd = -1,
+	};
+	k = watch_add(s->epoll_fd, &c->watch, EPOLLIN);
+	if (k < 0) {
+		log_warning_errno(k, "Cannot watch a connection: %m");
+		free(c);
+		goto fail;
+	}
+	if (ch)
+		ch->n_connections++;
+	s->n_connections++;
+	conn_touch(c, now_usec());
+	log_debug("Connection from pid %d (%s), uid %u, gid %u%s%s.", (int)c->peer.pid, c->peer.comm,
+		  c->peer.uid, c->peer.gid, ch ? ", container " : "", ch ? ch->id : "");
+	return;
+fail:
+	if (!ch && p.uid != 0)
+		uid_count_drop(s, p.uid);
+	peer_done(&p);
+	safe_close(fd);
 }
 
 static void server_pause_listening(struct server *s, int error)
@@ -814,47 +998,6 @@ static void server_pause_listening(struct server *s, int error)
 			  LISTEN_PAUSE_USEC / USEC_PER_MSEC);
 	if (watch_modify(s->epoll_fd, &s->listen, 0) == 0)
 		s->listen_paused_until = now_usec() + LISTEN_PAUSE_USEC;
-}
-
-static void server_accept_one(struct server *s, int fd, struct channel *ch)
-{
-	struct conn *c;
-	int k;
-
-	c = calloc(1, sizeof(*c));
-	if (!c) {
-		log_oom();
-		safe_close(fd);
-		return;
-	}
-	*c = (struct conn){
-		.watch = { .fd = fd, .dispatch = conn_dispatch_event },
-		.server = s,
-		.out_fd = -1,
-	};
-	k = peer_from_socket(fd, &c->peer);
-	if (k < 0) {
-		log_warning_errno(k, "Cannot tell who is connecting, closing: %m");
-		safe_close(fd);
-		free(c);
-		return;
-	}
-	k = watch_add(s->epoll_fd, &c->watch, EPOLLIN);
-	if (k < 0) {
-		log_warning_errno(k, "Cannot watch a connection: %m");
-		peer_done(&c->peer);
-		safe_close(fd);
-		free(c);
-		return;
-	}
-	if (ch) {
-		c->channel = ch;
-		ch->n_connections++;
-	}
-	s->n_connections++;
-	conn_touch(c, now_usec());
-	log_debug("Connection from pid %d (%s), uid %u, gid %u%s%s.", (int)c->peer.pid, c->peer.comm,
-		  c->peer.uid, c->peer.gid, ch ? ", container " : "", ch ? ch->id : "");
 }
 
 void server_accept(struct server *s, struct watch *w, struct channel *ch)
@@ -885,10 +1028,7 @@ void server_accept(struct server *s, struct watch *w, struct channel *ch)
 				return;
 			}
 		}
-		if (s->n_connections >= s->max_connections)
-			server_refuse(s, fd);
-		else
-			server_accept_one(s, fd, ch);
+		server_accept_one(s, fd, ch);
 	}
 	/* More may be queued: an edge-triggered socket reports them again
 	 * once re-armed. */
@@ -914,6 +1054,9 @@ int server_init(struct server *s, int epoll_fd, int listen_fd, struct manager *m
 		.manager = m,
 		.timeout = SERVER_TIMEOUT_DEFAULT_USEC,
 		.max_connections = SERVER_MAX_CONNECTIONS_DEFAULT,
+		.max_per_user = SERVER_MAX_PER_USER_DEFAULT,
+		.max_per_container = SERVER_MAX_PER_CONTAINER_DEFAULT,
+		.max_channels = CHANNELS_MAX,
 	};
 	s->buf = malloc(MSHARE_PROTOCOL_MAX_MESSAGE);
 	if (!s->buf)
@@ -926,6 +1069,24 @@ int server_init(struct server *s, int epoll_fd, int listen_fd, struct manager *m
 	if (k < 0)
 		return log_error_errno(k, "Cannot watch the listening socket: %m");
 	return 0;
+}
+
+void server_size_for_fds(size_t nofile, size_t reserve, size_t *max_connections, size_t *max_channels)
+{
+	size_t room = nofile > reserve ? nofile - reserve : 0;
+
+	/* Channels get at most a quarter of the room, connections the rest;
+	 * at least a few of each, whatever the limit. */
+	*max_channels = room / 4 / 2;
+	if (*max_channels > CHANNELS_MAX)
+		*max_channels = CHANNELS_MAX;
+	if (*max_channels < 4)
+		*max_channels = 4;
+	room = room > *max_channels * 2 ? room - *max_channels * 2 : 0;
+	if (room / 2 < 16)
+		room = 32;
+	if (*max_connections > room / 2)
+		*max_connections = room / 2;
 }
 
 static bool conn_has_request(const struct conn *c)
@@ -984,4 +1145,7 @@ void server_done(struct server *s)
 	channel_close_all(s);
 	free(s->buf);
 	s->buf = NULL;
+	free(s->uids);
+	s->uids = NULL;
+	s->n_uids = 0;
 }

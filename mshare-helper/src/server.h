@@ -5,8 +5,11 @@
  * The owner socket: accepts connections, reads one request per message,
  * answers it, and hands region descriptors out with SCM_RIGHTS. No client
  * can stall or kill it: every socket is non-blocking, every connection has
- * a deadline, the number of connections is capped (those past the cap get
- * a refusal), and a client that vanishes is just forgotten.
+ * a deadline, and a client that vanishes is just forgotten. Connections are
+ * capped in all, per uid on the owner socket and per container channel,
+ * and the last max_connections / 8 slots are kept for root on the owner
+ * socket (mshare-ctl, the hook's registrations): no user and no container
+ * can take every slot. Past a cap a client gets a refusal that says which.
  */
 
 #include <stdbool.h>
@@ -17,9 +20,23 @@
 
 #define SERVER_TIMEOUT_DEFAULT_USEC (5 * USEC_PER_SEC)
 #define SERVER_MAX_CONNECTIONS_DEFAULT 4096
+#define SERVER_MAX_PER_USER_DEFAULT 256
+#define SERVER_MAX_PER_CONTAINER_DEFAULT 64
 
 struct conn;
 struct channel;
+
+/* Connections on the owner socket of one uid. */
+struct uid_count {
+	uid_t uid;
+	size_t n;
+};
+
+/* Logs at most one line per interval, and says how many it held back. */
+struct ratelimit {
+	usec_t last;
+	uint64_t suppressed;
+};
 
 struct server {
 	struct watch listen;
@@ -27,10 +44,16 @@ struct server {
 	struct manager *manager;
 	usec_t timeout;			/* a connection's deadline: idle this long */
 	size_t max_connections;
+	size_t max_per_user;		/* on the owner socket, for each uid but 0 */
+	size_t max_per_container;	/* on each container channel */
+	size_t max_channels;		/* containers registered at once */
 	size_t n_connections;
+	struct uid_count *uids;		/* of the owner socket's peers, unordered */
+	size_t n_uids;
 	struct conn *head, *tail;	/* by deadline, earliest first */
 	usec_t listen_paused_until;	/* after EMFILE and friends; 0 if not */
-	usec_t refusals_logged;		/* rate limit for "too many connections" */
+	struct ratelimit refusal_log;	/* connections past a cap */
+	struct ratelimit outsider_log;	/* peers of a channel not in its container */
 	uint64_t n_refused;
 	char *buf;			/* receive buffer, shared by all connections */
 	struct channel *channels;	/* registered containers (channel.h) */
@@ -41,6 +64,13 @@ struct server {
 };
 
 int server_init(struct server *s, int epoll_fd, int listen_fd, struct manager *m);
+/*
+ * Sizes max_connections (at most *max_connections) and max_channels for
+ * nofile descriptors, of which reserve stay free for everything else: a
+ * connection holds two (its socket and a reply's region descriptor waiting
+ * to be sent), a channel two (its socket and its pidfd).
+ */
+void server_size_for_fds(size_t nofile, size_t reserve, size_t *max_connections, size_t *max_channels);
 /* When server_process_timeouts() wants to run next; USEC_INFINITY if never. */
 usec_t server_next_wakeup(const struct server *s);
 void server_process_timeouts(struct server *s, usec_t now);

@@ -176,16 +176,13 @@ def is_closed(s):
         return False
 
 
-def as_user(uid, fn):
-    """Runs fn() in a child with uid/gid uid; returns what it returned (JSON-able)."""
+def in_child(fn):
+    """Runs fn() in a forked child; returns what it returned (JSON-able)."""
     r, w = os.pipe()
     pid = os.fork()
     if pid == 0:
         try:
             os.close(r)
-            os.setgroups([])
-            os.setgid(uid)
-            os.setuid(uid)
             out = json.dumps(fn())
         except Exception as e:  # noqa: BLE001 - reported to the parent
             out = json.dumps({"exception": repr(e)})
@@ -198,6 +195,96 @@ def as_user(uid, fn):
     os.close(r)
     os.waitpid(pid, 0)
     return json.loads(data)
+
+
+def as_user(uid, fn):
+    """Runs fn() in a child with uid/gid uid; returns what it returned (JSON-able)."""
+    def child():
+        os.setgroups([])
+        os.setgid(uid)
+        os.setuid(uid)
+        return fn()
+    return in_child(child)
+
+
+class Cgroups:
+    """Cgroups of the unified (v2) hierarchy for stand-in containers, under
+    mshare-test-PID, removed at the end. The daemon tells a container's
+    processes by their cgroup."""
+
+    def __init__(self):
+        self.root = None
+        with open("/proc/self/mountinfo") as f:
+            for line in f:
+                fields = line.split()
+                sep = fields.index("-")
+                if fields[sep + 1] == "cgroup2":
+                    self.root = fields[4]
+                    break
+        with open("/proc/self/cgroup") as f:
+            own = next(line[3:].strip() for line in f if line.startswith("0::"))
+        self.base = os.path.join(self.root, own.lstrip("/"), f"mshare-test-{os.getpid()}")
+        self.made = []
+        self.make("")
+
+    def make(self, name):
+        path = os.path.join(self.base, name) if name else self.base
+        os.makedirs(path, exist_ok=True)
+        self.made.append(path)
+        return path
+
+    def enter(self, name):
+        """Moves the calling process into cgroup name."""
+        with open(os.path.join(self.base, name, "cgroup.procs"), "w") as f:
+            f.write("0")
+
+    def popen(self, name, argv):
+        return subprocess.Popen(argv, preexec_fn=lambda: self.enter(name))
+
+    def run_in(self, name, fn, uid=None):
+        """fn() in a child in cgroup name (and with uid); its JSON-able result."""
+        def child():
+            self.enter(name)
+            return fn() if uid is None else as_user(uid, fn)
+        return in_child(child)
+
+    def connect_in(self, name, path):
+        """A connection to path made by a process in cgroup name, after a
+        hello on it."""
+        a, b = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                a.close()
+                self.enter(name)
+                s = connect(path)
+                # The daemon looks at a peer when it accepts the connection:
+                # this process must live until then.
+                s.send(b'{"version":1,"op":"hello"}')
+                recv_reply(s)
+                socket.send_fds(b, [b"s"], [s.fileno()])
+                code = 0
+            finally:
+                os._exit(code)
+        b.close()
+        _, fds, _, _ = socket.recv_fds(a, 16, 1)
+        a.close()
+        os.waitpid(pid, 0)
+        s = socket.socket(fileno=fds[0])
+        s.settimeout(10)
+        return s
+
+    def cleanup(self):
+        for path in reversed(self.made):
+            for _ in range(50):
+                try:
+                    os.rmdir(path)
+                    break
+                except FileNotFoundError:
+                    break
+                except OSError:  # its last process is still exiting
+                    time.sleep(0.1)
 
 
 def regions(path):
@@ -544,13 +631,15 @@ def channel_socket(tmp, name):
     path = os.path.join(tmp, name)
     ls = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     ls.bind(path)
+    os.chmod(path, 0o666)  # as the hook makes it: anyone may reach it
     ls.listen(16)
     return ls, path
 
 
-def test_containers(d, ctl):
+def test_containers(d, ctl, cg):
     """The OCI hook's side: register, the container's channel, unregister."""
-    sleeper = subprocess.Popen(["sleep", "60"])
+    cg.make("ct1")
+    sleeper = cg.popen("ct1", ["sleep", "60"])
     pidfd = os.pidfd_open(sleeper.pid)
     ls, path = channel_socket(d.tmp, "ct1.sock")
     time.sleep(1.5)  # connections of the earlier tests time out (--timeout 1)
@@ -602,7 +691,9 @@ def test_containers(d, ctl):
        "mshare-ctl containers lists c1 with its process", listed)
 
     def on_channel(obj):
-        reply, fds, c = request(path, obj)
+        c = cg.connect_in("ct1", path)
+        c.send(json.dumps(obj).encode())
+        reply, fds = recv_reply(c)
         c.close()
         for f in fds:
             os.close(f)
@@ -624,8 +715,10 @@ def test_containers(d, ctl):
     reply, _ = on_channel({"version": 1, "op": "unregister", "container": {"id": "c1"}})
     ok(reply.get("errno") == "EPERM", "unregister on the channel: EPERM", reply)
 
+    test_channel_peers(d, cg, path)
+
     # A connection open when the container goes, then the container's exit.
-    held = connect(path)
+    held = cg.connect_in("ct1", path)
     sleeper.kill()
     sleeper.wait()
     deadline = time.monotonic() + 5
@@ -648,7 +741,8 @@ def test_containers(d, ctl):
        (fds_before, open_fds(d.proc.pid)))
 
     # unregister, and a process that is gone before it registers.
-    sleeper = subprocess.Popen(["sleep", "60"])
+    cg.make("ct2")
+    sleeper = cg.popen("ct2", ["sleep", "60"])
     pidfd = os.pidfd_open(sleeper.pid)
     ls, path = channel_socket(d.tmp, "ct2.sock")
     reply, s = register(d, "c2", [("beta", "ro")], ls, pidfd)
@@ -664,7 +758,258 @@ def test_containers(d, ctl):
     s.close()
     os.close(pidfd)
     ls.close()
+    test_container_cgroups(d, cg)
     ok(d.alive(), "the daemon is still up")
+
+
+def test_channel_peers(d, cg, path):
+    """Container c1 (cgroup ct1) is registered on path, for beta rw: only
+    its processes are served there, though anyone may reach the socket."""
+    get_beta = json.dumps({"version": 1, "op": "get", "region": "beta", "mode": "rw"}).encode()
+
+    def ask(s):
+        try:
+            s.send(get_beta)
+        except BrokenPipeError:  # refused at once: the refusal is queued
+            pass
+        reply, fds = recv_reply(s)
+        for f in fds:
+            os.close(f)
+        closed = is_closed(s)
+        s.close()
+        return {"reply": reply, "fds": len(fds), "closed": closed}
+
+    def outsider():
+        return ask(connect(path))
+
+    for who, r in (("root", outsider()), ("uid nobody", as_user(NOBODY, outsider))):
+        reply = r.get("reply") or {}
+        ok(reply.get("errno") == "EACCES" and "container c1 only" in reply.get("message", "")
+           and r["fds"] == 0 and r["closed"],
+           f"{who} outside the container's cgroup reaches its socket and is refused: EACCES", r)
+    log = open(d.log).read()
+    ok("on the channel of container c1: it is not in the container's cgroup" in log,
+       "the daemon logs the outsider", log[-2000:])
+    cg.make("ct1/sub")
+    r = ask(cg.connect_in("ct1/sub", path))
+    ok(r["reply"].get("status") == "ok" and r["fds"] == 1,
+       "a process in a cgroup below the container's is served", r)
+    r = cg.run_in("ct1", lambda: ask(connect(path)), uid=NOBODY)
+    ok(r["reply"].get("status") == "ok" and r["fds"] == 1,
+       "a process of the container with another uid is served", r)
+
+
+def test_container_cgroups(d, cg):
+    """A container without a cgroup of its own cannot be registered."""
+    ls, _ = channel_socket(d.tmp, "ct4.sock")
+    sleeper = subprocess.Popen(["sleep", "60"])  # our own cgroup: the root here
+    pidfd = os.pidfd_open(sleeper.pid)
+    with open(f"/proc/{sleeper.pid}/cgroup") as f:
+        where = next(line[3:].strip() for line in f if line.startswith("0::"))
+    reply, s = register(d, "c4", [("beta", "ro")], ls, pidfd)
+    s.close()
+    ok(reply.get("errno") == "EPERM" and "not a cgroup of its own" in reply.get("message", ""),
+       f"a container in the hook's cgroup ({where}) is refused: EPERM", reply)
+    sleeper.kill()
+    sleeper.wait()
+    os.close(pidfd)
+
+    cg.make("hook")
+    sleeper = cg.popen("hook", ["sleep", "60"])
+    pidfd = os.pidfd_open(sleeper.pid)
+    reply = cg.run_in("hook", lambda: register(d, "c5", [("beta", "ro")], ls, pidfd)[0])
+    ok(reply.get("errno") == "EPERM" and "not a cgroup of its own" in reply.get("message", ""),
+       "a container in the cgroup of a hook that is not in the root is refused too", reply)
+    cg.make("hook/ct")
+    with open(os.path.join(cg.base, "hook/ct/cgroup.procs"), "w") as f:
+        f.write(str(sleeper.pid))
+    reply = cg.run_in("hook", lambda: register(d, "c5", [("beta", "ro")], ls, pidfd)[0])
+    ok(reply.get("status") == "ok", "once in a cgroup of its own, it is registered", reply)
+    sleeper.kill()
+    sleeper.wait()
+    os.close(pidfd)
+    ls.close()
+
+
+def test_log_escape(d):
+    """What a client sends cannot forge log lines."""
+    evil = "evil\n<3>mshare-owner: forged line\x1b[2J"
+    reply, _ = call(d.sock, {"version": 1, "op": "get", "region": evil, "mode": "ro"})
+    ok(reply.get("status") == "error", "a region name with a newline is refused", reply)
+    lines = open(d.log).read().splitlines()
+    ok(not any(line.startswith("<3>mshare-owner: forged") for line in lines)
+       and not any("\x1b" in line for line in lines)
+       and any("evil\\n<3>mshare-owner: forged line\\x1b[2J" in line for line in lines),
+       "the daemon logs it on one line, newline and escape sequence escaped",
+       "\n".join(line for line in lines if "evil" in line or "forged" in line))
+
+
+def hold(path, n, uid=None, cg=None, cgname=None):
+    """A child (with uid, in cgroup cgname) that opens n connections to path,
+    each served a hello, and keeps them until release() is called. Returns
+    (replies, release): the replies in order, None for a connection that got
+    none. A child holds the gates of those forked before it: release them in
+    the reverse order."""
+    r, w = os.pipe()
+    gate_r, gate_w = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.close(r)
+            os.close(gate_w)
+            if cg:
+                cg.enter(cgname)
+            if uid is not None:
+                os.setgroups([])
+                os.setgid(uid)
+                os.setuid(uid)
+            socks, replies = [], []
+            for _ in range(n):
+                s = connect(path)
+                try:
+                    try:
+                        s.send(b'{"version":1,"op":"hello"}')
+                    except BrokenPipeError:  # refused at once: the refusal is queued
+                        pass
+                    reply, _ = recv_reply(s)
+                except OSError as e:
+                    reply = {"oserror": errno.errorcode.get(e.errno, str(e))}
+                replies.append(reply)
+                socks.append(s)
+            os.write(w, json.dumps(replies).encode())
+            os.close(w)
+            os.read(gate_r, 1)
+        finally:
+            os._exit(0)
+    os.close(w)
+    os.close(gate_r)
+    data = b""
+    while chunk := os.read(r, 65536):
+        data += chunk
+    os.close(r)
+
+    def release():
+        os.close(gate_w)
+        os.waitpid(pid, 0)
+    return json.loads(data), release
+
+
+def served(replies):
+    return sum(1 for r in replies if r and r.get("status") == "ok")
+
+
+def test_limits(binary, tmp, ctl, cg):
+    """No user and no container takes every connection: caps per uid and per
+    channel, and slots kept for root. 32 connections keep 4 for root."""
+    d = Daemon(binary, tmp, "limits", ["--max-connections", "32", "--max-connections-per-user", "6",
+                                        "--max-connections-per-container", "3", "--timeout", "30"])
+    time.sleep(0.2)
+    releases = []
+    try:
+        replies, rel = hold(d.sock, 8, uid=NOBODY)
+        releases.append(rel)
+        refusal = replies[6] or {}
+        ok(served(replies) == 6 and refusal.get("errno") == "EAGAIN"
+           and f"too many connections of uid {NOBODY} (6)" in refusal.get("message", ""),
+           "a user gets 6 connections, then a refusal that names the per-user cap", replies[5:])
+        counts = []
+        for uid in (NOBODY - 1, NOBODY - 2, NOBODY - 3, NOBODY - 4):
+            replies, rel = hold(d.sock, 6, uid=uid)
+            releases.append(rel)
+            counts.append(served(replies))
+            last = replies[-1] or {}
+        ok(sum(counts) + 6 == 28 and "kept for root" in last.get("message", ""),
+           "other users fill 28 of 32, the rest is kept for root", (counts, last))
+        out = subprocess.run([ctl, "-s", d.sock, "list"], capture_output=True, text=True)
+        ok(out.returncode == 0 and "alpha" in out.stdout, "root is still served (mshare-ctl list)",
+           out.stdout + out.stderr)
+        out = as_user(NOBODY - 5, lambda: subprocess.run([ctl, "-s", d.sock, "list"], capture_output=True,
+                                                         text=True).stderr)
+        ok("too many connections" in out and "kept for root" in out,
+           "mshare-ctl of another user prints the daemon's refusal, not a reset", out)
+    finally:
+        for rel in reversed(releases):
+            rel()
+    time.sleep(0.3)
+
+    cg.make("lim")
+    sleeper = cg.popen("lim", ["sleep", "60"])
+    pidfd = os.pidfd_open(sleeper.pid)
+    ls, path = channel_socket(tmp, "lim.sock")
+    reply, s = register(d, "lim", [("beta", "ro")], ls, pidfd)
+    s.close()
+    ok(reply.get("status") == "ok", "container lim registered", reply)
+    replies, rel = hold(path, 5, cg=cg, cgname="lim")
+    refusal = replies[3] or {}
+    ok(served(replies) == 3 and refusal.get("errno") == "EAGAIN"
+       and "too many connections of container lim (3)" in refusal.get("message", ""),
+       "a container gets 3 connections on its channel, then a refusal that names the cap", replies)
+    replies2, rel2 = hold(d.sock, 6, uid=NOBODY)
+    ok(served(replies2) == 6, "meanwhile a user on the owner socket is served as before", replies2)
+    rel2()
+    rel()
+    sleeper.kill()
+    sleeper.wait()
+    os.close(pidfd)
+    ls.close()
+    ok(d.stop() == 0, "the limited daemon stops cleanly")
+
+
+def test_fd_budget(binary, tmp):
+    """Connections and channels are sized for the descriptors they can hold:
+    a connection two (its socket, a reply's region descriptor the client has
+    not taken yet). With 600 descriptors and 256 kept, 1000 connections
+    asked for are cut to 129 and 43 containers."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_NOFILE, (600, 600))
+    log = os.path.join(tmp, "budget.log")
+    sock = os.path.join(tmp, "budget.sock")
+    conf = os.path.join(tmp, "budget.d")
+    os.makedirs(conf, exist_ok=True)
+    with open(os.path.join(conf, "main.conf"), "w") as f:
+        f.write(CONFIG.format(nobody=NOBODY))
+    env = dict(os.environ, FAKE_MSHARE_ATTACHED=os.path.join(tmp, "budget.attached"))
+    env.pop("NOTIFY_SOCKET", None)
+    proc = subprocess.Popen([binary, "--socket", sock, "--config-dir", conf, "--max-connections", "1000",
+                             "--timeout", "60"], stdout=subprocess.DEVNULL, stderr=open(log, "w"),
+                            env=env, preexec_fn=limit)
+    deadline = time.monotonic() + 10
+    while not os.path.exists(sock) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(0.3)
+    ok("at most 129 connections" in open(log).read() and "43 containers" in open(log).read(),
+       "1000 connections asked for with 600 descriptors: 129, and 43 containers",
+       open(log).read()[-600:])
+    # Every connection asks for more regions than it reads: the daemon
+    # holds a reply, with its descriptor, for each.
+    # A reply waits once the daemon's send buffer for the connection is
+    # full: a few hundred replies that the client does not read.
+    socks = []
+    request_get = json.dumps({"version": 1, "op": "get", "region": "alpha", "mode": "ro"}).encode()
+    for _ in range(200):
+        s = connect(sock)
+        s.setblocking(False)
+        try:
+            for _ in range(400):
+                s.send(request_get)
+                time.sleep(0)
+        except OSError:
+            pass
+        socks.append(s)
+    time.sleep(2)
+    held = len(os.listdir(f"/proc/{proc.pid}/fd"))
+    with open(os.path.join(conf, "more.conf"), "w") as f:
+        f.write("[Region]\nName=delta\nSize=2M\n")
+    proc.send_signal(signal.SIGHUP)
+    time.sleep(1)
+    text = open(log).read()
+    ok(held > 2 * 129 and proc.poll() is None and "Too many open files" not in text and "delta" in text,
+       f"with every connection holding a reply ({held} descriptors open) a reload still works",
+       text[-1500:])
+    for s in socks:
+        s.close()
+    proc.send_signal(signal.SIGTERM)
+    ok(proc.wait(10) == 0, "and the daemon stops cleanly")
 
 
 def test_busy(d, n=200):
@@ -696,6 +1041,7 @@ def test_busy(d, n=200):
 
 def main():
     binary, ctl, stress = sys.argv[1], sys.argv[2], sys.argv[3]
+    cg = Cgroups()
     with tempfile.TemporaryDirectory(prefix="mshare-test-") as tmp:
         os.chmod(tmp, 0o755)  # other users connect to sockets in here
         d = Daemon(binary, tmp, "owner", ["--timeout", "1", "--max-connections", "3000"])
@@ -709,13 +1055,17 @@ def main():
             names = set(regions(d.sock))
             ok(names == {"alpha", "beta", "gamma", "huge"}, "every region intact after the abuse", names)
             test_reload(d, ctl)
-            test_containers(d, ctl)
+            test_containers(d, ctl, cg)
+            test_log_escape(d)
         finally:
             rc = d.stop()
             log = open(d.log).read()
         ok(rc == 0 and not os.path.exists(d.sock), "SIGTERM: clean exit, socket removed", rc)
         ok("Destroying" in log, "the regions are destroyed at exit")
         test_cap(binary, tmp)
+        test_limits(binary, tmp, ctl, cg)
+        test_fd_budget(binary, tmp)
+    cg.cleanup()
     print(f"1..{count}")
     return 1 if failed else 0
 
