@@ -146,8 +146,9 @@ static int load_config(struct hook *h)
 static int stage_create_runtime(struct hook *h)
 {
 	_cleanup_(region_list_done) struct region_list regions = {};
+	_cleanup_(channel_done) struct channel channel = CHANNEL_NULL;
 	_cleanup_free_ char *error = NULL, *message = NULL;
-	_cleanup_close_ int pidfd = -1, listen_fd = -1;
+	_cleanup_close_ int pidfd = -1;
 	const char *value, *path, *id = h->state.id;
 	int r;
 
@@ -188,16 +189,19 @@ static int stage_create_runtime(struct hook *h)
 				    (int)h->state.pid, strerror(-r));
 		return report_failure(id, r, message);
 	}
-	listen_fd = channel_create(h->state.pid, pidfd, h->config.root_path, path, &error);
-	if (listen_fd < 0) {
+	r = channel_create(h->state.pid, pidfd, &h->config, path, &channel, &error);
+	if (r < 0) {
 		message = strprintf("cannot create the channel %s in the container: %s", path,
 				    strna(error));
-		return report_failure(id, listen_fd, message);
+		return report_failure(id, r, message);
 	}
 	r = owner_register(&h->owner, id, oci_container_name(h->annotations), h->annotations, &regions,
-			   listen_fd, pidfd, &error);
-	if (r < 0)
+			   channel.listen_fd, pidfd, &error);
+	if (r < 0) {
+		/* Nobody serves it: no socket stays in the container (its directories may). */
+		(void)channel_remove(&channel);
 		return report_failure(id, r, error);
+	}
 	return 0;
 }
 

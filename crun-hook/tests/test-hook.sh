@@ -1,9 +1,12 @@
 #!/bin/bash
 # mshare-oci-hook as a runtime runs it, on the host, against stand-ins for
 # mshare-owner (tests/fake-owner.py): options, a container that asks for
-# nothing, bad annotations, no daemon, a silent daemon (the deadline), a
-# refusal, a registration (the request, the two descriptors, the channel in
-# the container's root file system reaching the daemon) and poststop.
+# nothing, bad annotations (and control characters in them, escaped), a
+# channel where the container cannot write (a read-only root, a read-only
+# bind mount), no daemon, a silent daemon (the deadline), a refusal (which
+# leaves no socket behind), a registration (the request, the two
+# descriptors, the channel in the container's root file system reaching the
+# daemon) and poststop.
 # Needs root (the hook makes the channel with the container root's ids).
 # Usage: test-hook.sh BUILD/mshare-oci-hook
 hook=$(realpath "$1")
@@ -22,9 +25,11 @@ fi
 tmp=$(mktemp -d /tmp/test-hook.XXXXXX)
 fake_pid=
 sleeper=
+ns_sleeper=
 cleanup() {
 	[ -z "$fake_pid" ] || kill "$fake_pid" 2>/dev/null
 	[ -z "$sleeper" ] || kill "$sleeper" 2>/dev/null
+	[ -z "$ns_sleeper" ] || kill "$ns_sleeper" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -162,6 +167,67 @@ fi
 run "$(state '{"io.mshare.regions":"pool"}' 0)" --socket="$tmp/owner.sock" createRuntime
 expect "createRuntime without a process id fails the container" 1 "has no process id"
 
+# An annotation that tries to forge a log line, and to colour the terminal.
+run "$(state '{"io.mshare.regions":"pool:wr\nmshare-oci-hook: container t0: \u001b[32mall is well"}')" \
+	--socket="$tmp/owner.sock" createRuntime
+if [ "$rc" = 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" = 1 ] &&
+	grep -qF 'io.mshare.regions="pool:wr\nmshare-oci-hook: container t0: \x1b[32mall is well"' <<<"$out" &&
+	! grep -q $'\x1b' <<<"$out"; then
+	ok "control characters in an annotation are escaped: one line, with \\n and \\x1b"
+else
+	not_ok "an annotation with a newline and ESC: status $rc, $(printf '%s' "$out" | od -c | head -n 20)"
+fi
+printf '%s\n' "$out" | sed 's/^/# /'
+
+# ---- where the channel may go: only where the container can write ----
+requests_before=$(requests register | wc -l)
+echo '{"ociVersion":"1.0.2","root":{"path":"rootfs","readonly":true}}' >"$bundle/config.json"
+run "$(state '{"io.mshare.regions":"pool"}')" --socket="$tmp/owner.sock" createRuntime
+expect "a read-only root (root.readonly) without a tmpfs on /run fails the container" 1 \
+	"cannot create the channel /run/mshare/mshare.sock in the container: the channel's directory /run/mshare is on the read-only root file system (config.json has root.readonly)"
+if [ ! -e "$bundle/rootfs/run" ] && [ "$(requests register | wc -l)" = "$requests_before" ]; then
+	ok "and nothing was made in the root file system, nor asked of the daemon"
+else
+	not_ok "the read-only root: $(ls -R "$bundle/rootfs") $(requests register | tail -n1)"
+fi
+
+# A host directory bound on /data, read-only from config.json: the runtime
+# makes it read-only after createRuntime, so it is writable yet; the
+# container's process has the bind mount in a mount namespace of its own.
+mkdir -p "$tmp/host-data" "$bundle/rootfs/data"
+unshare --mount --propagation private \
+	sh -c 'mount --bind "$1" "$2" && exec sleep 600' sh "$tmp/host-data" "$bundle/rootfs/data" &
+ns_sleeper=$!
+for _ in $(seq 50); do
+	[ "$(readlink "/proc/$ns_sleeper/exe" 2>/dev/null)" = "$(readlink -f "$(command -v sleep)")" ] && break
+	sleep 0.1
+done
+printf '{"ociVersion":"1.0.2","root":{"path":"rootfs"},"mounts":[{"destination":"/data","type":"bind","source":"%s","options":["rbind","ro"]}]}\n' \
+	"$tmp/host-data" >"$bundle/config.json"
+run "$(state '{"io.mshare.regions":"pool","io.mshare.socket":"/data/mshare.sock"}' "$ns_sleeper")" \
+	--socket="$tmp/owner.sock" createRuntime
+expect "io.mshare.socket on a read-only bind mount fails the container" 1 \
+	"the channel's directory /data is on a read-only mount (mount /data has \"ro\"); point io.mshare.socket at a writable place such as /run/mshare/mshare.sock"
+if [ -z "$(ls -A "$tmp/host-data")" ] && [ "$(requests register | wc -l)" = "$requests_before" ]; then
+	ok "and the host directory behind it is untouched"
+else
+	not_ok "the host directory: $(ls -la "$tmp/host-data")"
+fi
+sed -i 's/"rbind","ro"/"rbind","rw"/' "$bundle/config.json"
+run "$(state '{"io.mshare.regions":"pool","io.mshare.socket":"/data/mshare.sock"}' "$ns_sleeper")" \
+	--socket="$tmp/owner.sock" createRuntime
+expect "a read-write bind mount there is fine" 0 ""
+if [ -S "$tmp/host-data/mshare.sock" ]; then
+	ok "(the channel is on the bind mount, in the host directory)"
+else
+	not_ok "no channel through the bind mount: $(ls -la "$tmp/host-data")"
+fi
+kill "$ns_sleeper"
+wait "$ns_sleeper" 2>/dev/null
+ns_sleeper=
+rm -rf "$tmp/host-data" "$bundle/rootfs/data"
+echo '{"ociVersion":"1.0.2","root":{"path":"rootfs"}}' >"$bundle/config.json"
+
 # ---- no daemon ----
 stop_fake
 run "$(state '{"io.mshare.regions":"pool:rw"}')" --socket="$tmp/owner.sock" createRuntime
@@ -170,6 +236,11 @@ expect "a daemon that is not running (no listener) fails the container" 1 \
 run "$(state '{"io.mshare.regions":"pool:rw"}')" --socket="$tmp/none.sock" createRuntime
 expect "a daemon that is not running (no socket) fails the container" 1 \
 	"mshare-owner is not running: cannot connect to $tmp/none.sock: No such file or directory"
+if [ ! -e "$bundle/rootfs/run/mshare/mshare.sock" ]; then
+	ok "no channel is left when the daemon cannot be reached"
+else
+	not_ok "a channel was left behind: $(ls -la "$bundle/rootfs/run/mshare")"
+fi
 run "$(state '{"io.mshare.regions":"pool:rw"}')" --socket="$tmp/none.sock" poststop
 expect "poststop without a daemon: exit 0 (nothing is registered)" 0 ""
 
@@ -187,10 +258,17 @@ run "$(state '{"io.mshare.regions":"pool:rw"}')" --socket="$tmp/owner.sock" --ti
 expect "poststop with a daemon that does not answer fails" 1 "did not answer within 0.3 s"
 
 # ---- refusals ----
+rm -rf "$bundle/rootfs/run"
 start_fake error EACCES "region 'pool' is not granted to container t1"
 run "$(state '{"io.mshare.regions":"pool:rw"}')" --socket="$tmp/owner.sock" createRuntime
 expect "a refused grant fails the container with the daemon's reason" 1 \
 	"mshare-oci-hook: container t1: mshare-owner refused the registration: region 'pool' is not granted to container t1 (EACCES)"
+if [ "$(requests register | pick 'r["n_fds"]')" = 2 ] && [ -d "$bundle/rootfs/run/mshare" ] &&
+	[ ! -e "$bundle/rootfs/run/mshare/mshare.sock" ]; then
+	ok "the refused channel's socket is removed from the container (its directory stays)"
+else
+	not_ok "after the refusal: $(ls -la "$bundle/rootfs/run/mshare" 2>&1)"
+fi
 start_fake error ENOENT "no region 'nosuch' is configured"
 run "$(state '{"io.mshare.regions":"nosuch"}')" --socket="$tmp/owner.sock" createRuntime
 expect "an unknown region fails the container" 1 "refused the registration: no region 'nosuch' is configured (ENOENT)"

@@ -148,7 +148,23 @@ static void test_config(void)
 		{ "{\"root\":{\"path\":\"r\"},\"annotations\":{\"a\":null}}", "annotation \"a\" is not a string" },
 		{ "{\"root\":{\"path\":\"r\"},\"root\":{\"path\":\"s\"}}", "duplicate" },
 		{ "not json", "is not JSON" },
+		{ "{\"root\":{\"path\":\"r\",\"readonly\":\"yes\"}}", "root.readonly is not a boolean" },
+		{ "{\"root\":{\"path\":\"r\"},\"mounts\":{}}", "\"mounts\" is not an array" },
+		{ "{\"root\":{\"path\":\"r\"},\"mounts\":[{\"type\":\"tmpfs\"}]}",
+		  "mounts[0] has no \"destination\"" },
+		{ "{\"root\":{\"path\":\"r\"},\"mounts\":[{\"destination\":\"\"}]}",
+		  "mounts[0] has no \"destination\"" },
+		{ "{\"root\":{\"path\":\"r\"},\"mounts\":[{\"destination\":\"/a\"},"
+		  "{\"destination\":\"/b\",\"options\":\"ro\"}]}", "mounts[1].options is not an array" },
+		{ "{\"root\":{\"path\":\"r\"},\"mounts\":[{\"destination\":\"/a\",\"options\":[\"ro\",1]}]}",
+		  "mounts[0].options[1] is not a string" },
+		{ "{\"root\":{\"path\":\"r\"},\"linux\":{\"readonlyPaths\":[\"\"]}}",
+		  "linux.readonlyPaths[0] is not a path string" },
 	};
+	static const char *const dotdot[] = {
+		"..", "../rootfs", "rootfs/..", "/var/lib/../../etc", "a/../b/",
+	};
+	static const char dots[] = "{\"root\":{\"path\":\"..rootfs/a..\"}}";
 	int r;
 
 	r = oci_config_parse(rel, strlen(rel), "/tmp/b", &c, &error);
@@ -156,9 +172,13 @@ static void test_config(void)
 	   strna(c.root_path));
 	ok(r == 0 && streq(strna(oci_annotation(c.annotations, "a")), "b"), "config.json's annotations");
 	oci_config_done(&c);
+	ok(r == 0 && !c.root_readonly && c.n_mounts == 0 && !c.readonly_paths,
+	   "no root.readonly, no mounts, no linux.readonlyPaths");
+	oci_config_done(&c);
 	r = oci_config_parse(abs, strlen(abs), "/tmp/b", &c, &error);
 	ok(r == 0 && streq(c.root_path, "/var/lib/x/merged") && !c.annotations,
 	   "an absolute root.path stays as it is: %s", strna(c.root_path));
+	ok(r == 0 && c.root_readonly, "root.readonly is kept");
 	oci_config_done(&c);
 	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
 		free(error);
@@ -167,6 +187,94 @@ static void test_config(void)
 		ok(r == -EBADMSG && error && strstr(error, bad[i].want), "config %s is refused: %s",
 		   bad[i].json, strna(error));
 	}
+	for (size_t i = 0; i < ARRAY_SIZE(dotdot); i++) {
+		_cleanup_free_ char *json = strprintf("{\"root\":{\"path\":\"%s\"}}", dotdot[i]);
+
+		free(error);
+		error = NULL;
+		r = oci_config_parse(json, strlen(json), "/b", &c, &error);
+		ok(r == -EINVAL && error && strstr(error, "has a '..' component") && !c.root_path,
+		   "root.path \"%s\" is refused: %s", dotdot[i], strna(error));
+	}
+	r = oci_config_parse(dots, strlen(dots), "/b", &c, &error);
+	ok(r == 0 && streq(strna(c.root_path), "/b/..rootfs/a.."),
+	   "but \"..rootfs/a..\" has no '..' component");
+	oci_config_done(&c);
+}
+
+#define CONFIG_MOUNTS                                                                          \
+	"{\"root\":{\"path\":\"rootfs\",\"readonly\":true},\"mounts\":["                                \
+	"{\"destination\":\"/proc\",\"type\":\"proc\",\"source\":\"proc\"},"                           \
+	"{\"destination\":\"//run/\",\"type\":\"tmpfs\",\"options\":[\"nosuid\",\"mode=755\"]},"         \
+	"{\"destination\":\"/data\",\"type\":\"bind\",\"source\":\"/srv\",\"options\":[\"rbind\",\"ro\"]}," \
+	"{\"destination\":\"/data/./scratch\",\"type\":\"tmpfs\"},"                                \
+	"{\"destination\":\"/srv\",\"type\":\"tmpfs\"},"                                          \
+	"{\"destination\":\"/srv\",\"type\":\"bind\",\"options\":[\"bind\",\"ro\"]},"                 \
+	"{\"destination\":\"/opt\",\"type\":\"bind\",\"options\":[\"rbind\",\"rro\"]},"               \
+	"{\"destination\":\"/opt/tmp\",\"type\":\"tmpfs\"},"                                      \
+	"{\"destination\":\"/x/../etc\",\"type\":\"bind\",\"options\":[\"ro\"]}],"                     \
+	"\"linux\":{\"readonlyPaths\":[\"/proc/sys\",\"/run/secrets/\"]}}"
+
+static void test_config_mounts(void)
+{
+	static const struct {
+		const char *path;
+		int kind;
+		const char *what, *option;
+	} cases[] = {
+		{ "/", OCI_READONLY_ROOT, "/", NULL },
+		{ "/var/lib", OCI_READONLY_ROOT, "/", NULL },
+		{ "/runner", OCI_READONLY_ROOT, "/", NULL },
+		{ "/run", OCI_WRITABLE, NULL, NULL },
+		{ "/run/mshare", OCI_WRITABLE, NULL, NULL },
+		{ "/run/secrets", OCI_READONLY_PATH, "/run/secrets", NULL },
+		{ "/run/secrets/a", OCI_READONLY_PATH, "/run/secrets", NULL },
+		{ "/data", OCI_READONLY_MOUNT, "/data", "ro" },
+		{ "/data/x", OCI_READONLY_MOUNT, "/data", "ro" },
+		{ "/data/scratch/y", OCI_WRITABLE, NULL, NULL },
+		{ "/srv/z", OCI_READONLY_MOUNT, "/srv", "ro" },
+		{ "/opt/a", OCI_READONLY_MOUNT, "/opt", "rro" },
+		{ "/opt/tmp/b", OCI_READONLY_MOUNT, "/opt", "rro" },
+		{ "/etc", OCI_READONLY_ROOT, "/", NULL },
+		{ "/proc/self", OCI_WRITABLE, NULL, NULL },
+		{ "/proc/sys/kernel", OCI_READONLY_PATH, "/proc/sys", NULL },
+	};
+	_cleanup_(oci_config_done) struct oci_config c = {};
+	_cleanup_free_ char *error = NULL;
+	const struct oci_mount *m;
+	int r;
+
+	r = oci_config_parse(CONFIG_MOUNTS, strlen(CONFIG_MOUNTS), "/b", &c, &error);
+	ok(r == 0 && c.n_mounts == 9, "config.json with mounts (%d %s)", r, strna(error));
+	if (r < 0)
+		return;
+	ok(streq(c.mounts[1].destination, "/run") && streq(c.mounts[3].destination, "/data/scratch") &&
+	   streq(c.mounts[8].destination, "/x/../etc"),
+	   "destinations lose empty and \".\" components and the trailing slash, keep \"..\": %s %s %s",
+	   c.mounts[1].destination, c.mounts[3].destination, c.mounts[8].destination);
+	ok(!c.mounts[0].options && strv_length(c.mounts[2].options) == 2 &&
+	   streq(c.mounts[2].options[1], "ro"), "options are kept");
+	ok(!oci_mount_readonly(&c.mounts[1]) && streq(strna(oci_mount_readonly(&c.mounts[2])), "ro") &&
+	   streq(strna(oci_mount_readonly(&c.mounts[6])), "rro"),
+	   "\"ro\" and \"rro\" make a mount read-only");
+	ok(strv_length(c.readonly_paths) == 2 && streq(c.readonly_paths[1], "/run/secrets"),
+	   "linux.readonlyPaths are kept, normalized");
+	m = oci_config_mount_at(&c, "/srv");
+	ok(m == &c.mounts[5], "the mount at /srv is the last one listed there");
+	ok(oci_config_mount_at(&c, "/run") == &c.mounts[1] && !oci_config_mount_at(&c, "/ru") &&
+	   !oci_config_mount_at(&c, "/run/mshare") && !oci_config_mount_at(&c, "/etc"),
+	   "mounts are at their destinations only");
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
+		struct oci_readonly ro = oci_config_readonly(&c, cases[i].path);
+
+		ok((int)ro.kind == cases[i].kind &&
+		   (cases[i].what ? ro.what && streq(ro.what, cases[i].what) : !ro.what) &&
+		   (cases[i].option ? ro.option && streq(ro.option, cases[i].option) : !ro.option),
+		   "%s: kind %d (want %d), %s \"%s\"", cases[i].path, (int)ro.kind, cases[i].kind,
+		   strna(ro.what), strna(ro.option));
+	}
+	c.root_readonly = false;
+	ok(oci_config_readonly(&c, "/var/lib").kind == OCI_WRITABLE, "a writable root: /var/lib is writable");
 }
 
 static void test_config_load(void)
@@ -204,6 +312,7 @@ int main(void)
 	test_sandbox();
 	test_state_bad();
 	test_config();
+	test_config_mounts();
 	test_config_load();
 	return tap_finish();
 }
