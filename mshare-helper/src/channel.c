@@ -160,11 +160,13 @@ static int pidfd_pid(int pidfd)
 	while (fgets(line, sizeof(line), f))
 		if (sscanf(line, "Pid: %ld", &pid) == 1)
 			break;
-	/* -1: the process has exited. 0: not in our pid namespace. */
-	if (pid < 0)
+	/* -1: the process has exited. 0: not in our pid namespace, where
+	 * nothing can be told about it either. */
+	if (pid <= 0)
 		return -ESRCH;
-	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
-		return -errno;
+	n = pidfd_is_alive(pidfd);
+	if (n <= 0)
+		return n < 0 ? (int)n : -ESRCH;
 	return (int)pid;
 }
 
@@ -190,9 +192,10 @@ static int channel_take(struct channel *ch, struct proto_request *req)
 }
 
 /*
- * The cgroup the container's process is in, which must be its own: the
- * root cgroup, or a cgroup that holds the registering hook or this daemon
- * (a container left in the runtime's cgroup) would admit strangers.
+ * The cgroup the container's process is in, in *ret; returns 1 if it is a
+ * cgroup of its own, 0 if not: the root cgroup, or a cgroup that holds the
+ * registering hook or this daemon (a container left in the runtime's
+ * cgroup) would admit strangers.
  */
 static int container_cgroup(int pidfd, pid_t pid, const char *registrar_cgroup, char **ret)
 {
@@ -209,13 +212,10 @@ static int container_cgroup(int pidfd, pid_t pid, const char *registrar_cgroup, 
 	k = pidfd_cgroup(self, getpid(), &own);
 	if (k < 0)
 		return k;
-	if (streq(cgroup, "/") || cgroup_is_below(own, cgroup) ||
-	    (registrar_cgroup && cgroup_is_below(registrar_cgroup, cgroup))) {
-		*ret = TAKE_PTR(cgroup);
-		return -EPERM;
-	}
+	k = !streq(cgroup, "/") && !cgroup_is_below(own, cgroup) &&
+	    !cgroup_is_below(registrar_cgroup, cgroup);
 	*ret = TAKE_PTR(cgroup);
-	return 0;
+	return k;
 }
 
 int channel_register(struct server *s, struct proto_request *req, int listen_fd, int pidfd,
@@ -236,13 +236,13 @@ int channel_register(struct server *s, struct proto_request *req, int listen_fd,
 	if (pid < 0)
 		return pid;
 	k = container_cgroup(pfd, pid, registrar_cgroup, &cgroup);
-	if (k == -EPERM)
-		return error_set(ret_error, k, "its process %d is in cgroup %s, which is not a cgroup of its own "
-				 "(the root, or one that holds the hook or mshare-owner): its processes could not "
-				 "be told from others", pid, cgroup);
+	if (k == 0)
+		return error_set(ret_error, -EPERM, "its process %d is in cgroup %s, which is not a cgroup "
+				 "of its own (the root, or one that holds the hook or mshare-owner): its "
+				 "processes could not be told from others", pid, cgroup);
 	if (k == -EOPNOTSUPP)
-		return error_set(ret_error, k, "the cgroup of its process %d cannot be told (cgroup v2 is needed)",
-				 pid);
+		return error_set(ret_error, k, "the cgroup of its process %d cannot be told (cgroup v2 "
+				 "is needed, outside a cgroup namespace)", pid);
 	if (k < 0)
 		return k;
 	flags = fcntl(lfd, F_GETFL);

@@ -55,7 +55,7 @@ struct channel {
 /*
  * Takes the container and region list out of req (register), and the two
  * descriptors (closed on failure too), and starts serving the channel.
- * registrar_cgroup is the cgroup of the registering hook. Returns -EEXIST
+ * registrar_cgroup is the cgroup of the registering hook (required). Returns -EEXIST
  * if the id is registered, -ESRCH if the process is gone, -EBADF if
  * listen_fd is not a listening AF_UNIX SOCK_SEQPACKET socket or pidfd not
  * a pidfd, -ENOSPC past the server's max_channels, -EPERM if the container

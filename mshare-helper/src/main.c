@@ -83,7 +83,15 @@ static void help(void)
 /* 0 on success, 1 to exit successfully (--help), < 0 on a usage error. */
 static int parse_argv(int argc, char *argv[], struct options *o)
 {
-	enum { ARG_MAX_CONNECTIONS = 0x100, ARG_MAX_PER_USER, ARG_MAX_PER_CONTAINER, ARG_TIMEOUT, ARG_CHECK_CONFIG, ARG_LOG_LEVEL, ARG_VERSION };
+	enum {
+		ARG_MAX_CONNECTIONS = 0x100,
+		ARG_MAX_PER_USER,
+		ARG_MAX_PER_CONTAINER,
+		ARG_TIMEOUT,
+		ARG_CHECK_CONFIG,
+		ARG_LOG_LEVEL,
+		ARG_VERSION,
+	};
 	static const struct option options[] = {
 		{ "config-dir", required_argument, NULL, 'c' },
 		{ "socket", required_argument, NULL, 's' },
@@ -122,14 +130,19 @@ static int parse_argv(int argc, char *argv[], struct options *o)
 			o->max_connections = u;
 			break;
 		case ARG_MAX_PER_USER:
-		case ARG_MAX_PER_CONTAINER:
 			if (parse_u32(optarg, &u) < 0 || u == 0) {
-				fprintf(stderr, "mshare-owner: invalid --%s: %s (a number above 0)\n",
-					c == ARG_MAX_PER_USER ? "max-connections-per-user" :
-					"max-connections-per-container", optarg);
+				fprintf(stderr, "mshare-owner: invalid --max-connections-per-user: %s\n", optarg);
 				return -EINVAL;
 			}
-			*(c == ARG_MAX_PER_USER ? &o->max_per_user : &o->max_per_container) = u;
+			o->max_per_user = u;
+			break;
+		case ARG_MAX_PER_CONTAINER:
+			if (parse_u32(optarg, &u) < 0 || u == 0) {
+				fprintf(stderr, "mshare-owner: invalid --max-connections-per-container: %s\n",
+					optarg);
+				return -EINVAL;
+			}
+			o->max_per_container = u;
 			break;
 		case ARG_TIMEOUT:
 			errno = 0;

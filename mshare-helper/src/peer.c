@@ -77,6 +77,21 @@ int peer_from_socket(int fd, struct peer *ret)
 	return 0;
 }
 
+int pidfd_is_alive(int pidfd)
+{
+	struct pollfd pfd = { .fd = pidfd, .events = POLLIN };
+	int n;
+
+	do
+		n = poll(&pfd, 1, 0);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return -errno;
+	if (pfd.revents & POLLNVAL)
+		return -EBADF;
+	return n == 0;
+}
+
 int pidfd_cgroup(int pidfd, pid_t pid, char **ret)
 {
 	_cleanup_fclose_ FILE *f = NULL;
@@ -84,6 +99,7 @@ int pidfd_cgroup(int pidfd, pid_t pid, char **ret)
 	size_t size = 0;
 	char proc[64];
 	ssize_t n;
+	int k;
 
 	snprintf(proc, sizeof(proc), "/proc/%d/cgroup", (int)pid);
 	f = fopen(proc, "re");
@@ -99,9 +115,10 @@ int pidfd_cgroup(int pidfd, pid_t pid, char **ret)
 		break;
 	}
 	/* Only now: the file read was the pidfd's process's if it still lives. */
-	if (syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0) < 0)
-		return -errno;
-	if (!path || path[0] != '/')
+	k = pidfd_is_alive(pidfd);
+	if (k <= 0)
+		return k ?: -ESRCH;
+	if (!path || path[0] != '/' || strstr(path, "/.."))
 		return -EOPNOTSUPP;
 	*ret = TAKE_PTR(path);
 	return 0;

@@ -27,12 +27,21 @@ struct peer {
 int peer_from_socket(int fd, struct peer *ret);
 
 /*
+ * Whether the process of pidfd has not exited: 1, 0 or -errno. Unlike
+ * pidfd_send_signal(0) it needs no permission to signal the process (the
+ * daemon has no CAP_KILL). A pid is not reused before its process has
+ * exited, so what was read by pid before a 1 was that process's.
+ */
+int pidfd_is_alive(int pidfd);
+
+/*
  * The cgroup (v2, as /proc/PID/cgroup shows it to us, "/system.slice/...")
  * of the process pidfd refers to, pid being its pid in our pid namespace.
  * The pidfd is what makes this sound: the file is read by pid, and the
  * answer counts only if the process is still alive afterwards, so a pid
  * reused in between is never mistaken for it. -ESRCH if it exited,
- * -EOPNOTSUPP without a cgroup v2 line.
+ * -EOPNOTSUPP without a cgroup v2 line or for a cgroup outside our cgroup
+ * namespace (a path with ".." components).
  */
 int pidfd_cgroup(int pidfd, pid_t pid, char **ret);
 /* The cgroup of the process at the other end of fd (SO_PEERPIDFD, Linux

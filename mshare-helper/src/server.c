@@ -20,6 +20,8 @@
 #define REFUSAL_LOG_INTERVAL_USEC (10 * USEC_PER_SEC)
 /* Accepted per wakeup, so that a flood does not starve the connections. */
 #define ACCEPT_BURST 64
+/* Messages read from a refused connection before it is closed, at most. */
+#define REFUSE_DRAIN_MAX 8
 /* Descriptors a request may carry (register: 2); more are a protocol error. */
 #define REQUEST_MAX_FDS 4
 
@@ -618,9 +620,20 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 	}
 	/* The hook's cgroup: the container must have one apart from it. */
 	k = peer_cgroup(c->watch.fd, &registrar_cgroup);
-	if (k < 0)
-		log_debug_errno(k, "Cannot tell the cgroup of pid %d: %m", (int)c->peer.pid);
+	if (k < 0) {
+		json_decref(regions);
+		log_notice_errno(k, "Refused to register container %s: cannot tell the cgroup of pid %d (%s): %m",
+				 id_copy, (int)c->peer.pid, c->peer.comm);
+		return conn_reply(c, proto_reply_new_error(EOPNOTSUPP,
+			"cannot tell the cgroup of the registering process (cgroup v2 and Linux 6.5 are needed): %s",
+			strerror(-k)), -1, false);
+	}
 	k = channel_register(s, req, TAKE_FD(listen_fd), TAKE_FD(pidfd), registrar_cgroup, &ch, &error);
+	if (k < 0 && error) {
+		json_decref(regions);
+		log_notice("Refused to register container %s: %s.", id_copy, error);
+		return conn_reply(c, proto_reply_new_error(-k, "container %s: %s", id_copy, error), -1, false);
+	}
 	if (k < 0) {
 		json_decref(regions);
 		switch (k) {
@@ -639,11 +652,6 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 				    id_copy, s->max_channels);
 			return conn_reply(c, proto_reply_new_error(ENOSPC,
 				"too many containers registered (%zu)", s->max_channels), -1, false);
-		case -EPERM:
-		case -EOPNOTSUPP:
-			log_notice("Refused to register container %s: %s.", id_copy, strna(error));
-			return conn_reply(c, proto_reply_new_error(-k, "container %s: %s", id_copy,
-								   strna(error)), -1, false);
 		default:
 			log_warning_errno(k, "Cannot register container %s: %m", id_copy);
 			return conn_reply(c, proto_reply_new_error(k, "cannot register container %s: %s",
@@ -870,8 +878,11 @@ static void server_refuse(struct server *s, int fd, int error, const char *messa
 	if (reply && proto_dump(reply, &text, &len) == 0)
 		(void)send_message(fd, text, len, -1);
 	json_decref(reply);
-	while (recv(fd, s->buf, MSHARE_PROTOCOL_MAX_MESSAGE, MSG_DONTWAIT | MSG_TRUNC) > 0)
-		;
+	/* What is queued stays readable; more can no longer be sent. */
+	(void)shutdown(fd, SHUT_RD);
+	for (int i = 0; i < REFUSE_DRAIN_MAX; i++)
+		if (recv(fd, s->buf, MSHARE_PROTOCOL_MAX_MESSAGE, MSG_DONTWAIT | MSG_TRUNC) < 0)
+			break;
 	safe_close(fd);
 }
 
@@ -893,7 +904,7 @@ static int server_admit(struct server *s, const struct peer *p, const struct cha
 		return 0;
 	if (s->n_connections + reserve >= s->max_connections) {
 		*ret_message = strprintf("too many connections (%zu, of which %zu are kept for root); "
-					 "try again later", s->n_connections, reserve);
+					 "try again later", s->max_connections, reserve);
 		return -EAGAIN;
 	}
 	if (ch && ch->n_connections >= s->max_per_container) {
@@ -951,8 +962,9 @@ static void server_accept_one(struct server *s, int fd, struct channel *ch)
 		k = log_oom();
 	if (k < 0) {
 		if (k == -EAGAIN && ratelimit_pass(&s->refusal_log, now_usec())) {
-			log_warning("Refusing pid %d (%s), uid %u: %s (%" PRIu64 " refused so far).",
-				    (int)p.pid, p.comm, p.uid, strna(message), s->n_refused + 1);
+			log_warning("Refusing pid %d (%s), uid %u: %s (%" PRIu64 " refused so far, %" PRIu64
+				    " of them not logged).", (int)p.pid, p.comm, p.uid, strna(message),
+				    s->n_refused + 1, s->refusal_log.suppressed);
 			s->refusal_log.suppressed = 0;
 		}
 		server_refuse(s, fd, -k, message ?: strerror(-k));

@@ -39,8 +39,9 @@ int errno_from_name(const char *name);
 
 /*
  * What a client sent, fit for one log line: control characters (newline,
- * escape sequences), DEL and backslash as C escapes ("\\n", "\\x1b",
- * "\\\\"), everything else as it is. In place in buf (at most len bytes,
+ * escape sequences, C1 controls), DEL, backslash and bytes that are not
+ * valid UTF-8 as C escapes ("\\n", "\\x1b", "\\\\", "\\xff"), valid UTF-8
+ * and everything else as it is. In place in buf (at most len bytes,
  * cut short with "..." if it does not fit); returns buf. Log sinks pass
  * every message through it, so that no name a client chose can forge a line.
  */

@@ -103,8 +103,10 @@ class Daemon:
         env = dict(os.environ, FAKE_MSHARE_ATTACHED=self.attached)
         env.pop("NOTIFY_SOCKET", None)
         env.pop("LISTEN_FDS", None)
+        # As mshare-owner.service runs it: root without any capability.
         self.proc = subprocess.Popen(
-            [binary, "--socket", self.sock, "--config-dir", self.conf, "--log-level", "debug",
+            ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--",
+             binary, "--socket", self.sock, "--config-dir", self.conf, "--log-level", "debug",
              *extra],
             stdout=subprocess.DEVNULL, stderr=open(self.log, "w"), env=env)
         deadline = time.monotonic() + 10
