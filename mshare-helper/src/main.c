@@ -80,6 +80,19 @@ static void help(void)
 	       SERVER_MAX_PER_USER_DEFAULT, SERVER_MAX_PER_CONTAINER_DEFAULT, SERVER_TIMEOUT_DEFAULT_USEC / USEC_PER_SEC);
 }
 
+/* --OPTION=N, N a count above 0 that fits 32 bits. */
+static int parse_count(const char *option, const char *s, size_t *ret)
+{
+	uint32_t u;
+
+	if (parse_u32(s, &u) < 0 || u == 0) {
+		fprintf(stderr, "mshare-owner: invalid --%s: %s (a number above 0)\n", option, s);
+		return -EINVAL;
+	}
+	*ret = u;
+	return 0;
+}
+
 /* 0 on success, 1 to exit successfully (--help), < 0 on a usage error. */
 static int parse_argv(int argc, char *argv[], struct options *o)
 {
@@ -105,7 +118,6 @@ static int parse_argv(int argc, char *argv[], struct options *o)
 		{ "version", no_argument, NULL, ARG_VERSION },
 		{}
 	};
-	uint32_t u;
 	double d;
 	char *end;
 	int c, k;
@@ -123,26 +135,19 @@ static int parse_argv(int argc, char *argv[], struct options *o)
 			o->socket_path = optarg;
 			break;
 		case ARG_MAX_CONNECTIONS:
-			if (parse_u32(optarg, &u) < 0 || u == 0) {
-				fprintf(stderr, "mshare-owner: invalid --max-connections: %s\n", optarg);
-				return -EINVAL;
-			}
-			o->max_connections = u;
+			k = parse_count("max-connections", optarg, &o->max_connections);
+			if (k < 0)
+				return k;
 			break;
 		case ARG_MAX_PER_USER:
-			if (parse_u32(optarg, &u) < 0 || u == 0) {
-				fprintf(stderr, "mshare-owner: invalid --max-connections-per-user: %s\n", optarg);
-				return -EINVAL;
-			}
-			o->max_per_user = u;
+			k = parse_count("max-connections-per-user", optarg, &o->max_per_user);
+			if (k < 0)
+				return k;
 			break;
 		case ARG_MAX_PER_CONTAINER:
-			if (parse_u32(optarg, &u) < 0 || u == 0) {
-				fprintf(stderr, "mshare-owner: invalid --max-connections-per-container: %s\n",
-					optarg);
-				return -EINVAL;
-			}
-			o->max_per_container = u;
+			k = parse_count("max-connections-per-container", optarg, &o->max_per_container);
+			if (k < 0)
+				return k;
 			break;
 		case ARG_TIMEOUT:
 			errno = 0;
