@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -215,6 +216,40 @@ static inline long long test_fdinfo(struct __test_metadata *_metadata,
 		TH_LOG("%s of fdinfo %d of pid %d: %s", key, fd,
 		       pid ? pid : getpid(), strerror(errno));
 	return val;
+}
+
+/* --- memory cgroups ---------------------------------------------------- */
+
+struct cg_numbers {
+	long long current, shmem, pagetables;	/* bytes */
+};
+
+/* memory.current and memory.stat's shmem and pagetables of cgroup cg. */
+static inline void test_cg_measure(struct __test_metadata *_metadata,
+				   const char *cg, struct cg_numbers *n)
+{
+	n->current = cg_current(cg);
+	n->shmem = cg_stat(cg, "shmem");
+	n->pagetables = cg_stat(cg, "pagetables");
+	ASSERT_LE(0, n->current) TH_LOG("%s/memory.current", cg);
+	ASSERT_LE(0, n->shmem) TH_LOG("no shmem in %s/memory.stat", cg);
+	ASSERT_LE(0, n->pagetables)
+		TH_LOG("no pagetables in %s/memory.stat", cg);
+}
+
+/* /proc/<pid>/cgroup is "0::/<path of cg below CG_ROOT>". */
+static inline void assert_in_cgroup(struct __test_metadata *_metadata,
+				    pid_t pid, const char *cg)
+{
+	char path[64], want[PATH_MAX + 8], *text;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
+	snprintf(want, sizeof(want), "0::%s\n", cg + strlen(CG_ROOT));
+	text = read_text(path, NULL);
+	ASSERT_NE(NULL, text);
+	EXPECT_NE(NULL, strstr(text, want))
+		TH_LOG("pid %d is in %s, not %s", pid, text, cg);
+	free(text);
 }
 
 #endif /* MSHARE_TEST_H */

@@ -402,6 +402,26 @@ int fdinfo_get(pid_t pid, int fd, const char *key, long long *val)
 	return ret;
 }
 
+bool fdinfo_has(pid_t pid, int fd, const char *key)
+{
+	size_t klen = strlen(key);
+	char path[64], *text, *line;
+	bool found = false;
+
+	if (pid)
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%d", pid, fd);
+	else
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	text = read_text(path, NULL);
+	for (line = text; line && !found; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		found = !strncmp(line, key, klen) && line[klen] == ':';
+	}
+	free(text);
+	return found;
+}
+
 void *reserve_aligned(uint64_t size, uint64_t align)
 {
 	uintptr_t p, a;
@@ -1074,6 +1094,187 @@ int fd_recv(int sock, int timeout_ms)
 	}
 	memcpy(&fd, CMSG_DATA(cm), sizeof(int));
 	return fd;
+}
+
+/* --- memory cgroups (cgroup v2) ----------------------------------------- */
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC	0x63677270
+#endif
+
+int cg_write(const char *cg, const char *file, const char *val)
+{
+	char path[PATH_MAX + 64];
+	ssize_t n;
+	int fd, e;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, val, strlen(val));
+	e = errno;
+	close(fd);
+	errno = e;
+	return n == (ssize_t)strlen(val) ? 0 : -1;
+}
+
+bool cg_has_word(const char *cg, const char *file, const char *word)
+{
+	char path[PATH_MAX + 64], *text, *tok, *save;
+	bool found = false;
+
+	snprintf(path, sizeof(path), "%s/%s", cg, file);
+	text = read_text(path, NULL);
+	if (!text)
+		return false;
+	for (tok = strtok_r(text, " \n", &save); tok && !found;
+	     tok = strtok_r(NULL, " \n", &save))
+		found = !strcmp(tok, word);
+	free(text);
+	return found;
+}
+
+long long cg_current(const char *cg)
+{
+	char path[PATH_MAX + 64], *text;
+	long long v;
+
+	snprintf(path, sizeof(path), "%s/memory.current", cg);
+	text = read_text(path, NULL);
+	if (!text)
+		return -1;
+	v = strtoll(text, NULL, 10);
+	free(text);
+	return v;
+}
+
+long long cg_stat(const char *cg, const char *key)
+{
+	char path[PATH_MAX + 64], *text, *line;
+	size_t klen = strlen(key);
+	long long v = -1;
+
+	snprintf(path, sizeof(path), "%s/memory.stat", cg);
+	text = read_text(path, NULL);
+	if (!text)
+		return -1;
+	for (line = text; line; line = strchr(line, '\n')) {
+		if (*line == '\n')
+			line++;
+		if (!strncmp(line, key, klen) && line[klen] == ' ') {
+			v = strtoll(line + klen + 1, NULL, 10);
+			break;
+		}
+	}
+	free(text);
+	return v;
+}
+
+int cg_join(const char *cg)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d\n", getpid());
+	return cg_write(cg, "cgroup.procs", pid);
+}
+
+int cg_remove(const char *cg)
+{
+	char path[PATH_MAX + 32], *procs, *p, *end;
+	double start;
+	long pid;
+	int fd, ret;
+
+	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
+	procs = read_text(path, NULL);
+	for (p = procs; p && *p; p = end) {
+		pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		fd = open(CG_ROOT "/cgroup.procs", O_WRONLY | O_CLOEXEC);
+		if (fd >= 0) {
+			dprintf(fd, "%ld\n", pid);
+			close(fd);
+		}
+	}
+	free(procs);
+	start = now_s();
+	while ((ret = rmdir(cg)) && errno == EBUSY && now_s() - start < 5)
+		usleep(50 * 1000);
+	return ret;
+}
+
+/* rmdir the cgroup tree at path, deepest first (cgroups only hold dirs). */
+static void rm_cgroup_tree(const char *path, int depth)
+{
+	char sub[PATH_MAX];
+	struct dirent *de;
+	DIR *d;
+
+	d = depth < 4 ? opendir(path) : NULL;
+	while (d && (de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(sub, sizeof(sub), "%s/%s", path, de->d_name);
+		rm_cgroup_tree(sub, depth + 1);
+	}
+	if (d)
+		closedir(d);
+	rmdir(path);
+}
+
+void cg_remove_stale(void)
+{
+	char path[PATH_MAX];
+	struct dirent *de;
+	DIR *d = opendir(CG_ROOT);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (strncmp(de->d_name, CG_PREFIX, strlen(CG_PREFIX)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", CG_ROOT, de->d_name);
+		/* children first: a test may make a level below */
+		rm_cgroup_tree(path, 0);
+	}
+	closedir(d);
+}
+
+int cg_memory_setup(bool *enabled, char *why, size_t len)
+{
+	struct statfs sfs;
+
+	*enabled = false;
+	if (statfs(CG_ROOT, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		snprintf(why, len, "%s is not a cgroup2 mount", CG_ROOT);
+		return -1;
+	}
+	if (!cg_has_word(CG_ROOT, "cgroup.controllers", "memory")) {
+		snprintf(why, len, "no memory controller in %s/cgroup.controllers",
+			 CG_ROOT);
+		return -1;
+	}
+	if (cg_has_word(CG_ROOT, "cgroup.subtree_control", "memory"))
+		return 0;
+	if (cg_write(CG_ROOT, "cgroup.subtree_control", "+memory")) {
+		snprintf(why, len, "enabling the memory controller in %s: %s",
+			 CG_ROOT, strerror(errno));
+		return -2;
+	}
+	*enabled = true;
+	return 0;
+}
+
+void cg_memory_restore(bool enabled)
+{
+	if (!enabled)
+		return;
+	/* best effort: other cgroups may use it by now */
+	if (cg_write(CG_ROOT, "cgroup.subtree_control", "-memory"))
+		fprintf(stderr, "# leaving +memory in %s: %s\n", CG_ROOT,
+			strerror(errno));
 }
 
 /* --- statistics --------------------------------------------------------- */

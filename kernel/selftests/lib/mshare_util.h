@@ -141,6 +141,8 @@ int fd_reopen(int fd, int flags);
  * number.
  */
 int fdinfo_get(pid_t pid, int fd, const char *key, long long *val);
+/* Whether /proc/<pid>/fdinfo/<fd> (pid 0: self) has a line "<key>:". */
+bool fdinfo_has(pid_t pid, int fd, const char *key);
 
 /*
  * Reserve size bytes of address space at an align-aligned address (a
@@ -269,6 +271,37 @@ int msg_recv(int fd, void *buf, size_t len, int timeout_ms);
  */
 int fd_send(int sock, int fd);
 int fd_recv(int sock, int timeout_ms);
+
+/* --- memory cgroups (cgroup v2) ----------------------------------------- */
+
+#define CG_ROOT		"/sys/fs/cgroup"
+#define CG_PREFIX	"mshare-test-"	/* of every cgroup a test makes */
+
+/* Write val to cg/file (a whole write); 0 or -1. */
+int cg_write(const char *cg, const char *file, const char *val);
+/* Whether word is one of the blank-separated words of cg/file. */
+bool cg_has_word(const char *cg, const char *file, const char *word);
+/* cg/memory.current in bytes, or -1. */
+long long cg_current(const char *cg);
+/* The line "<key> <bytes>" of cg/memory.stat, or -1. */
+long long cg_stat(const char *cg, const char *key);
+/* Move the calling process into cg. */
+int cg_join(const char *cg);
+/*
+ * Move what is left in cg to the root, then rmdir it, retrying EBUSY for
+ * up to 5 s; 0 or -1 (errno of the last rmdir).
+ */
+int cg_remove(const char *cg);
+/* Remove empty cgroups CG_ROOT/CG_PREFIX* left over by killed runs. */
+void cg_remove_stale(void);
+/*
+ * 0 when CG_ROOT is cgroup2 with the memory controller, which is then
+ * enabled for the root's children (*enabled: this call enabled it, for
+ * cg_memory_restore()); otherwise -1 with the reason in why (an absent
+ * controller), or -2 with it when enabling failed (an error, not a skip).
+ */
+int cg_memory_setup(bool *enabled, char *why, size_t len);
+void cg_memory_restore(bool enabled);
 
 /* --- statistics --------------------------------------------------------- */
 

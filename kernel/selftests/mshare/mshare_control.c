@@ -10,9 +10,11 @@
  * entries fault on the next write, back to read-write works; holes ENOMEM,
  * objects of read-only files EACCES); mshare_advise() (populate, DONTNEED
  * keeps shared memory, REMOVE zeroes, the accepted and the refused
- * advice); and who may do it: only the owner (EPERM for another process
- * holding a read-write fd, EBADF for a read-only fd, EBADF for fds that
- * are not regions).
+ * advice); and who may do it: only through the owner file, the one
+ * mshare_create() returned (EPERM through any other descriptor of the
+ * region: reopened read-write or read-only, in this process or another,
+ * even one that holds the owner file too; EBADF for fds that are not
+ * regions).
  */
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -909,7 +911,10 @@ TEST_F(control, advise_accepted_and_refused)
 					       self->page, MADV_NORMAL));
 }
 
-/* Another process holds a read-write fd of the region: it may change nothing. */
+/*
+ * Another process holds a reopened read-write fd of the region: it may
+ * change nothing through it.
+ */
 static int child_not_owner(int fd, uint64_t align)
 {
 	char *w;
@@ -959,7 +964,7 @@ static void assert_unchanged(struct __test_metadata *_metadata, int fd,
 
 TEST_F(control, non_owner_eperm)
 {
-	int sv[2], fd;
+	int sv[2], fd, rw;
 	long long r0;
 	char *win;
 	pid_t pid;
@@ -968,12 +973,26 @@ TEST_F(control, non_owner_eperm)
 	pattern_fill(self->win + TRY, SZ_64K, 93);
 	r0 = rss(_metadata, self->fd);
 
-	/* inherited through fork() */
+	/*
+	 * inherited through fork(), next to the owner file the child
+	 * inherits too: ownership is the file's, not the process's
+	 */
+	rw = fd_reopen(self->fd, O_RDWR);
+	ASSERT_LE(0, rw) TH_LOG("reopen: %s", strerror(errno));
 	pid = ASSERT_SYS(child_fork());
 	if (pid == 0)
-		_exit(child_not_owner(self->fd, self->align));
+		_exit(child_not_owner(rw, self->align));
 	ASSERT_CHILD_OK(pid);
 	assert_unchanged(_metadata, self->fd, self->win, self->align, r0);
+	/* and in this process */
+	EXPECT_ERRNO(EPERM, sys_mshare_map_anon(rw, TRY + SZ_1M, SZ_64K, 0));
+	EXPECT_ERRNO(EPERM, sys_mshare_unmap(rw, TRY, SZ_64K));
+	EXPECT_ERRNO(EPERM, sys_mshare_protect(rw, TRY, SZ_64K, PROT_READ));
+	EXPECT_ERRNO(EPERM, sys_mshare_advise(rw, TRY, SZ_64K, MADV_DONTNEED));
+	EXPECT_ERRNO(EPERM, mshare_unmap(rw, TRY, SZ_64K));
+	EXPECT_ERRNO(EPERM, mshare_map_anon(rw, TRY + SZ_1M, SZ_64K, 0));
+	assert_unchanged(_metadata, self->fd, self->win, self->align, r0);
+	close(rw);
 
 	/* received over a unix socket by a process from before the region */
 	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
@@ -988,7 +1007,10 @@ TEST_F(control, non_owner_eperm)
 	win = test_attach(_metadata, fd, 0, 0, 0);
 	pattern_fill(win + TRY, SZ_64K, 93);
 	r0 = rss(_metadata, fd);
-	ASSERT_EQ(0, fd_send(sv[0], fd));
+	rw = fd_reopen(fd, O_RDWR);
+	ASSERT_LE(0, rw) TH_LOG("reopen: %s", strerror(errno));
+	ASSERT_EQ(0, fd_send(sv[0], rw));
+	close(rw);
 	ASSERT_CHILD_OK(pid);
 	assert_unchanged(_metadata, fd, win, self->align, r0);
 	munmap(win, self->align);
@@ -996,7 +1018,8 @@ TEST_F(control, non_owner_eperm)
 	close(sv[0]);
 }
 
-TEST_F(control, owner_read_only_fd_ebadf)
+/* A read-only descriptor is never the owner file: EPERM. */
+TEST_F(control, reopened_read_only_fd_eperm)
 {
 	long long r0;
 	int ro;
@@ -1007,10 +1030,10 @@ TEST_F(control, owner_read_only_fd_ebadf)
 	ro = fd_reopen(self->fd, O_RDONLY);
 	ASSERT_LE(0, ro) TH_LOG("reopen O_RDONLY: %s", strerror(errno));
 
-	EXPECT_ERRNO(EBADF, sys_mshare_map_anon(ro, TRY + SZ_1M, SZ_64K, 0));
-	EXPECT_ERRNO(EBADF, sys_mshare_unmap(ro, TRY, SZ_64K));
-	EXPECT_ERRNO(EBADF, sys_mshare_protect(ro, TRY, SZ_64K, PROT_READ));
-	EXPECT_ERRNO(EBADF, sys_mshare_advise(ro, TRY, SZ_64K, MADV_DONTNEED));
+	EXPECT_ERRNO(EPERM, sys_mshare_map_anon(ro, TRY + SZ_1M, SZ_64K, 0));
+	EXPECT_ERRNO(EPERM, sys_mshare_unmap(ro, TRY, SZ_64K));
+	EXPECT_ERRNO(EPERM, sys_mshare_protect(ro, TRY, SZ_64K, PROT_READ));
+	EXPECT_ERRNO(EPERM, sys_mshare_advise(ro, TRY, SZ_64K, MADV_DONTNEED));
 	assert_unchanged(_metadata, self->fd, self->win, self->align, r0);
 	close(ro);
 }

@@ -5,10 +5,13 @@
  * shows (mshare-align, the alignment of /sys/fs/mshare/mshare_info; not
  * st_blksize, which cannot hold 512 GiB), the sizing rules of ftruncate()
  * and fallocate() (once, a non-zero multiple of the alignment, EFBIG when
- * too large, only by the owner), the fdinfo lines of a new region,
- * reopening through /proc/self/fd (only the owner, O_RDONLY making a
- * read-only descriptor of the same region), and that such a region has no
- * name in /sys/fs/mshare.
+ * too large, only through the owner file: the file mshare_create()
+ * returned, in whatever process holds it, forked or sent over a socket;
+ * EPERM through a reopened descriptor), the fdinfo lines of a new region
+ * (mshare-owned, mshare-owner-fd; no mshare-owner), reopening through
+ * /proc/self/fd (only by a process holding the owner file, O_RDONLY making
+ * a read-only descriptor of the same region; the new file owns nothing),
+ * and that such a region has no name in /sys/fs/mshare.
  */
 #include <dirent.h>
 #include <pthread.h>
@@ -210,12 +213,16 @@ TEST_F(create, fallocate_sizing)
 	close(fd);
 }
 
+/* A child that inherited the owner file sees it as the owner file too. */
 static int child_fdinfo(int fd, uint64_t size)
 {
 	long long val;
 
-	CHILD_CHECK(fdinfo_get(0, fd, "mshare-owner", &val) == 0, "%m");
-	CHILD_CHECK(val == getppid(), "owner %lld, parent %d", val, getppid());
+	CHILD_CHECK(!fdinfo_has(0, fd, "mshare-owner"), "mshare-owner line");
+	CHILD_CHECK(fdinfo_get(0, fd, "mshare-owned", &val) == 0, "%m");
+	CHILD_CHECK(val == 1, "mshare-owned %lld", val);
+	CHILD_CHECK(fdinfo_get(0, fd, "mshare-owner-fd", &val) == 0, "%m");
+	CHILD_CHECK(val == 1, "mshare-owner-fd %lld", val);
 	CHILD_CHECK(fdinfo_get(0, fd, "mshare-size", &val) == 0, "%m");
 	CHILD_CHECK(val == (long long)size, "size %lld", val);
 	return 0;
@@ -229,7 +236,11 @@ TEST_F(create, fdinfo_of_new_region)
 	ASSERT_EQ(0, test_fdinfo(_metadata, 0, fd, "mshare-size"));
 	ASSERT_EQ((long long)self->align,
 		  test_fdinfo(_metadata, 0, fd, "mshare-align"));
-	ASSERT_EQ(getpid(), test_fdinfo(_metadata, 0, fd, "mshare-owner"));
+	/* the pid of an owner is no more: a file owns the region */
+	ASSERT_FALSE(fdinfo_has(0, fd, "mshare-owner"))
+		TH_LOG("fdinfo still has an mshare-owner line");
+	ASSERT_EQ(1, test_fdinfo(_metadata, 0, fd, "mshare-owned"));
+	ASSERT_EQ(1, test_fdinfo(_metadata, 0, fd, "mshare-owner-fd"));
 	ASSERT_EQ(0, test_fdinfo(_metadata, 0, fd, "mshare-attached"));
 	ASSERT_EQ(0, test_fdinfo(_metadata, 0, fd, "mshare-windows"));
 	ASSERT_EQ(0, test_fdinfo(_metadata, 0, fd, "mshare-rss"));
@@ -238,11 +249,12 @@ TEST_F(create, fdinfo_of_new_region)
 	ASSERT_EQ(0, ftruncate(fd, self->align));
 	ASSERT_EQ((long long)self->align,
 		  test_fdinfo(_metadata, 0, fd, "mshare-size"));
-	ASSERT_EQ(getpid(), test_fdinfo(_metadata, 0, fd, "mshare-owner"));
+	ASSERT_EQ(1, test_fdinfo(_metadata, 0, fd, "mshare-owned"));
+	ASSERT_EQ(1, test_fdinfo(_metadata, 0, fd, "mshare-owner-fd"));
 	ASSERT_EQ(0, test_fdinfo(_metadata, 0, fd, "mshare-attached"));
 	ASSERT_EQ(0, test_fdinfo(_metadata, 0, fd, "mshare-rss"));
 
-	/* another process sees the same owner: this one */
+	/* a child that inherited the descriptor holds the owner file too */
 	pid = ASSERT_SYS(child_fork());
 	if (pid == 0)
 		_exit(child_fdinfo(fd, self->align));
@@ -250,75 +262,162 @@ TEST_F(create, fdinfo_of_new_region)
 	close(fd);
 }
 
-/* A process that is not the owner tries to size the region fd. */
-static int child_try_sizing(int fd, uint64_t align)
-{
-	long long val;
+/*
+ * Sizing by another process, which got a descriptor of a new, unsized
+ * region by fork() or over a unix socket (a process from before the
+ * region): the owner file itself makes it an owner, a reopened read-write
+ * descriptor gets EPERM, a read-only one is refused by the VFS. Only a
+ * holder of the owner file may reopen through /proc/self/fd.
+ */
+enum give { GIVE_OWNER, GIVE_RW, GIVE_RO };
 
-	CHILD_CHECK(failed_with(ftruncate(fd, align), EPERM),
-		    "ftruncate by a non-owner: %m");
-	CHILD_CHECK(failed_with(fallocate(fd, 0, 0, align), EPERM),
-		    "fallocate by a non-owner: %m");
-	CHILD_CHECK(fdinfo_get(0, fd, "mshare-size", &val) == 0 && val == 0,
-		    "size %lld", val);
+FIXTURE(sizing) {
+	struct mshare_ctx c;
+	uint64_t align;
+};
+
+FIXTURE_VARIANT(sizing) {
+	bool scm;		/* sent over a socket, else inherited */
+	enum give give;		/* the owner file, or a reopened one */
+};
+
+FIXTURE_VARIANT_ADD(sizing, forked_owner_fd) { .scm = false, .give = GIVE_OWNER };
+FIXTURE_VARIANT_ADD(sizing, forked_reopened_rw) { .scm = false, .give = GIVE_RW };
+FIXTURE_VARIANT_ADD(sizing, forked_reopened_ro) { .scm = false, .give = GIVE_RO };
+FIXTURE_VARIANT_ADD(sizing, scm_owner_fd) { .scm = true, .give = GIVE_OWNER };
+FIXTURE_VARIANT_ADD(sizing, scm_reopened_rw) { .scm = true, .give = GIVE_RW };
+FIXTURE_VARIANT_ADD(sizing, scm_reopened_ro) { .scm = true, .give = GIVE_RO };
+
+FIXTURE_SETUP(sizing)
+{
+	mshare_test_setup(_metadata, &self->c, "sizing");
+	self->align = self->c.align;
+}
+
+FIXTURE_TEARDOWN(sizing)
+{
+	mshare_ctx_fini(&self->c);
+}
+
+/* In the child: what it may do with fd, the only descriptor it holds. */
+static int child_try_sizing(int fd, enum give give, uint64_t align)
+{
+	long long val = -1;
+	char path[64];
+	int ro;
+
+	CHILD_CHECK(accmode(fd) == (give == GIVE_RO ? O_RDONLY : O_RDWR),
+		    "access mode %d", accmode(fd));
+	CHILD_CHECK(fdinfo_get(0, fd, "mshare-owner-fd", &val) == 0 &&
+		    val == (give == GIVE_OWNER), "mshare-owner-fd %lld", val);
+	CHILD_CHECK(fdinfo_get(0, fd, "mshare-owned", &val) == 0 && val == 1,
+		    "mshare-owned %lld", val);
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	switch (give) {
+	case GIVE_OWNER:
+		CHILD_CHECK(ftruncate(fd, align) == 0,
+			    "ftruncate through the owner file: %m");
+		CHILD_CHECK(failed_with(fallocate(fd, 0, 0, 2 * align), EINVAL),
+			    "second sizing: %m");
+		ro = open(path, O_RDONLY | O_CLOEXEC);
+		CHILD_CHECK(ro >= 0, "reopen by a holder of the owner file: %m");
+		CHILD_CHECK(fdinfo_get(0, ro, "mshare-owner-fd", &val) == 0 &&
+			    val == 0, "reopened: mshare-owner-fd %lld", val);
+		close(ro);
+		break;
+	case GIVE_RW:
+		CHILD_CHECK(failed_with(ftruncate(fd, align), EPERM),
+			    "ftruncate through a reopened descriptor: %m");
+		CHILD_CHECK(failed_with(fallocate(fd, 0, 0, align), EPERM),
+			    "fallocate through a reopened descriptor: %m");
+		break;
+	case GIVE_RO:
+		errno = 0;
+		CHILD_CHECK(ftruncate(fd, align) == -1 &&
+			    (errno == EINVAL || errno == EBADF),
+			    "ftruncate through a read-only descriptor: %m");
+		CHILD_CHECK(failed_with(fallocate(fd, 0, 0, align), EBADF),
+			    "fallocate through a read-only descriptor: %m");
+		break;
+	}
+	if (give != GIVE_OWNER) {
+		CHILD_CHECK(fdinfo_get(0, fd, "mshare-size", &val) == 0 &&
+			    val == 0, "size %lld", val);
+		CHILD_CHECK(failed_with(open(path, O_RDONLY), EACCES),
+			    "reopen O_RDONLY without the owner file: %m");
+		CHILD_CHECK(failed_with(open(path, O_RDWR), EACCES),
+			    "reopen O_RDWR without the owner file: %m");
+	}
 	return 0;
 }
 
-TEST_F(create, sizing_by_forked_child_eperm)
+/* A process from before the region, that receives a descriptor. */
+static int child_receiver(int sock, enum give give, uint64_t align)
 {
-	int fd = ASSERT_SYS(sys_mshare_create(O_CLOEXEC));
-	pid_t pid;
-
-	pid = ASSERT_SYS(child_fork());
-	if (pid == 0)
-		_exit(child_try_sizing(fd, self->align));
-	ASSERT_CHILD_OK(pid);
-	ASSERT_REGION_SIZE(fd, 0);
-	ASSERT_EQ(0, ftruncate(fd, self->align));
-	ASSERT_REGION_SIZE(fd, self->align);
-	close(fd);
-}
-
-/* A process from before the region, that receives the fd over a socket. */
-static int child_receiver(int sock, uint64_t align)
-{
-	char path[64], ok = 1;
+	char ok = 1;
 	int fd;
 
 	fd = fd_recv(sock, RECV_TIMEOUT_MS);
 	CHILD_CHECK(fd >= 0, "fd_recv: %m");
-	CHILD_CHECK(accmode(fd) == O_RDWR, "not a read-write fd");
-	if (child_try_sizing(fd, align))
+	if (child_try_sizing(fd, give, align))
 		return 1;
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	CHILD_CHECK(failed_with(open(path, O_RDONLY), EACCES),
-		    "reopen by the receiver: %m");
 	CHILD_CHECK(msg_send(sock, &ok, 1) == 0, "%m");
 	return 0;
 }
 
-TEST_F(create, sizing_by_scm_rights_receiver_eperm)
+TEST_F(sizing, by_another_process)
 {
-	int sv[2], fd;
-	pid_t pid;
+	int sv[2] = { -1, -1 }, fd, give;
+	pid_t pid = 0;
 	char ok;
 
-	ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv));
-	pid = ASSERT_SYS(child_fork());
-	if (pid == 0) {
-		close(sv[0]);
-		_exit(child_receiver(sv[1], self->align));
+	if (variant->scm) {
+		ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+					sv));
+		pid = ASSERT_SYS(child_fork());
+		if (pid == 0) {
+			close(sv[0]);
+			_exit(child_receiver(sv[1], variant->give,
+					     self->align));
+		}
+		close(sv[1]);
 	}
-	close(sv[1]);
 	fd = ASSERT_SYS(sys_mshare_create(O_CLOEXEC));
-	ASSERT_EQ(0, fd_send(sv[0], fd));
-	ASSERT_EQ(0, msg_recv(sv[0], &ok, 1, RECV_TIMEOUT_MS))
-		TH_LOG("receiver: %s", strerror(errno));
+	give = fd;
+	if (variant->give != GIVE_OWNER) {
+		give = fd_reopen(fd, variant->give == GIVE_RO ? O_RDONLY :
+							       O_RDWR);
+		ASSERT_LE(0, give) TH_LOG("reopen: %s", strerror(errno));
+	}
+	if (variant->scm) {
+		ASSERT_EQ(0, fd_send(sv[0], give));
+		ASSERT_EQ(0, msg_recv(sv[0], &ok, 1, RECV_TIMEOUT_MS))
+			TH_LOG("receiver: %s", strerror(errno));
+	} else {
+		pid = ASSERT_SYS(child_fork());
+		if (pid == 0) {
+			/* the child holds only what it is given */
+			if (give != fd)
+				close(fd);
+			_exit(child_try_sizing(give, variant->give,
+					       self->align));
+		}
+	}
 	ASSERT_CHILD_OK(pid);
-	ASSERT_REGION_SIZE(fd, 0);
-	ASSERT_EQ(0, ftruncate(fd, self->align));
-	ASSERT_REGION_SIZE(fd, self->align);
-	close(sv[0]);
+	if (variant->give == GIVE_OWNER) {
+		/* sized by the other process, once */
+		ASSERT_EQ((long long)self->align,
+			  test_fdinfo(_metadata, 0, fd, "mshare-size"));
+		EXPECT_ERRNO(EINVAL, ftruncate(fd, 2 * self->align));
+	} else {
+		ASSERT_EQ(0, test_fdinfo(_metadata, 0, fd, "mshare-size"));
+		ASSERT_EQ(0, ftruncate(fd, self->align));
+		ASSERT_EQ((long long)self->align,
+			  test_fdinfo(_metadata, 0, fd, "mshare-size"));
+		close(give);
+	}
+	if (sv[0] >= 0)
+		close(sv[0]);
 	close(fd);
 }
 
@@ -331,15 +430,23 @@ TEST_F(create, reopen_by_owner)
 	fd = ASSERT_SYS(sys_mshare_create(O_CLOEXEC));
 	ASSERT_EQ(0, fstat(fd, &st));
 
-	/* read-write: the same region, sized through the new descriptor */
+	/*
+	 * read-write: the same region, but a file of its own that owns
+	 * nothing: sizing through it is EPERM, through the owner file works
+	 */
 	rw = fd_reopen(fd, O_RDWR);
 	ASSERT_LE(0, rw) TH_LOG("reopen O_RDWR: %s", strerror(errno));
 	ASSERT_EQ(O_RDWR, accmode(rw));
 	ASSERT_EQ(0, fstat(rw, &st_rw));
 	ASSERT_EQ(st.st_ino, st_rw.st_ino);
 	ASSERT_EQ(st.st_dev, st_rw.st_dev);
-	ASSERT_EQ(0, ftruncate(rw, self->align));
-	ASSERT_REGION_SIZE(fd, self->align);
+	ASSERT_EQ(1, test_fdinfo(_metadata, 0, rw, "mshare-owned"));
+	ASSERT_EQ(0, test_fdinfo(_metadata, 0, rw, "mshare-owner-fd"));
+	EXPECT_ERRNO(EPERM, ftruncate(rw, self->align));
+	EXPECT_ERRNO(EPERM, fallocate(rw, 0, 0, self->align));
+	ASSERT_REGION_SIZE(fd, 0);
+	ASSERT_EQ(0, ftruncate(fd, self->align));
+	ASSERT_REGION_SIZE(rw, self->align);
 
 	/* read-only */
 	ro = fd_reopen(fd, O_RDONLY);
@@ -349,7 +456,8 @@ TEST_F(create, reopen_by_owner)
 	ASSERT_EQ(st.st_ino, st_ro.st_ino);
 	ASSERT_EQ(st.st_dev, st_ro.st_dev);
 	ASSERT_REGION_SIZE(ro, self->align);
-	ASSERT_EQ(getpid(), test_fdinfo(_metadata, 0, ro, "mshare-owner"));
+	ASSERT_EQ(1, test_fdinfo(_metadata, 0, ro, "mshare-owned"));
+	ASSERT_EQ(0, test_fdinfo(_metadata, 0, ro, "mshare-owner-fd"));
 	/* not open for writing: ftruncate gives EINVAL or EBADF */
 	errno = 0;
 	ASSERT_EQ(-1, ftruncate(ro, 2 * self->align));
@@ -363,11 +471,17 @@ TEST_F(create, reopen_by_owner)
 	close(fd);
 }
 
-static int child_reopen(int fd, pid_t owner)
+/*
+ * A child that let go of the owner file it inherited and holds a
+ * reopened read-write descriptor: it may reopen neither that one nor the
+ * owner's descriptor through /proc.
+ */
+static int child_reopen(int fd, int rw, pid_t owner)
 {
 	char path[64];
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	CHILD_CHECK(close(fd) == 0, "%m");
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", rw);
 	CHILD_CHECK(failed_with(open(path, O_RDONLY), EACCES),
 		    "reopen O_RDONLY by another process: %m");
 	CHILD_CHECK(failed_with(open(path, O_RDWR), EACCES),
@@ -375,6 +489,8 @@ static int child_reopen(int fd, pid_t owner)
 	snprintf(path, sizeof(path), "/proc/%d/fd/%d", owner, fd);
 	CHILD_CHECK(failed_with(open(path, O_RDONLY), EACCES),
 		    "open of the owner's %s: %m", path);
+	CHILD_CHECK(failed_with(open(path, O_RDWR), EACCES),
+		    "open of the owner's %s O_RDWR: %m", path);
 	return 0;
 }
 
@@ -394,18 +510,25 @@ static void *thread_reopen(void *arg)
 	return NULL;
 }
 
-/* Another thread group may not reopen; another thread of the owner may. */
+/*
+ * A process without the owner file may not reopen; another thread of a
+ * holder may (the same file table).
+ */
 TEST_F(create, reopen_by_other_process_eacces)
 {
 	int fd = test_new_region(_metadata, self->align);
 	struct reopen_job job = { .fd = fd };
 	pthread_t thread;
 	pid_t pid;
+	int rw;
 
+	rw = fd_reopen(fd, O_RDWR);
+	ASSERT_LE(0, rw) TH_LOG("reopen: %s", strerror(errno));
 	pid = ASSERT_SYS(child_fork());
 	if (pid == 0)
-		_exit(child_reopen(fd, getppid()));
+		_exit(child_reopen(fd, rw, getppid()));
 	ASSERT_CHILD_OK(pid);
+	close(rw);
 
 	ASSERT_EQ(0, pthread_create(&thread, NULL, thread_reopen, &job));
 	ASSERT_EQ(0, pthread_join(thread, NULL));

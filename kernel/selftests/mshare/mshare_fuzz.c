@@ -18,18 +18,32 @@
  * windows; reads, writes and calls into windows under a SIGSEGV/SIGBUS
  * handler; reopening through /proc/self/fd (and by path for named
  * regions); dup() and close(); descriptors passed to the other workers
- * over unix sockets, so that non-owners use them; forked children that
- * use the windows and descriptors they inherit; short-lived owner children
- * that create a region, pass it on and exit under its users; fdinfo and
- * smaps reads; and a single-process coherence check of one object through
- * two windows around unmap, protect, advise, fork and destruction.
+ * over unix sockets, so that other processes use them (the owner file
+ * makes its receiver an owner, a reopened descriptor does not); forked
+ * children that use the windows and descriptors they inherit; short-lived
+ * owner children that create a region, pass its owner file on and exit
+ * under its users; fdinfo and smaps reads; and a single-process coherence
+ * check of one object through two windows around unmap, protect, advise,
+ * fork and destruction.
+ *
+ * Ownership: a region made by mshare_create() is owned through its owner
+ * file, the one mshare_create() returned: every descriptor of it (dups,
+ * inherited, received) may change the region, no other one (EPERM), and
+ * the region lives while the file is open anywhere. A process knows its
+ * region lives while it holds the owner file, and knows it is destroyed
+ * once it closed its last descriptor of the owner file if that file never
+ * left it (never sent, never inherited by a child); otherwise it does not
+ * know. Only a holder of the owner file may reopen the region through
+ * /proc/self/fd (EACCES). A named msharefs region is owned by the process
+ * that created it.
  *
  * Errors are the point, but every call has a set of errno values it may
- * return in its situation: who owns the region and whether it still
- * lives, the access mode of the descriptor, the arguments (see the
- * *_expect() helpers). The test fails when a call returns an errno
- * outside its set, succeeds where it must fail (a change by a non-owner,
- * a writable window through a read-only descriptor, invalid arguments), a
+ * return in its situation: whether the descriptor is the owner file and
+ * whether the region still lives, the access mode of the descriptor, the
+ * arguments (see the *_expect() helpers). The test fails when a call
+ * returns an errno outside its set, succeeds where it must fail (a change
+ * through a descriptor that does not own the region, a writable window
+ * through a read-only descriptor, invalid arguments), a
  * window allows more than its own protection, a process dies of a signal
  * that no probe caught or does not end in time, the coherence check sees
  * wrong data, fewer than MIN_CALLS of some call were made, none of the
@@ -246,17 +260,20 @@ struct region {
 	pid_t owner;		/* tgid of its creator, */
 	uint64_t token;		/* and the creator's token (pids are reused) */
 	bool named;
-	bool dead;		/* owned by this process, and destroyed */
+	bool dead;		/* known to be destroyed */
+	bool owner_out;		/* the owner file may be held elsewhere */
 	char name[40];		/* in the test directory, if named */
 	uint64_t size_seen;	/* the size last seen */
 	int nfds, nwins;	/* of this process */
+	int owner_fds;		/* descriptors of the owner file, of this process */
 };
 
 struct fdent {
 	int fd;
 	int mode;		/* O_RDONLY, O_WRONLY or O_RDWR */
+	bool owns;		/* the owner file of an unnamed region */
 	struct region *r;
-	char tag[64];		/* for the logs */
+	char tag[80];		/* for the logs */
 };
 
 struct window {
@@ -662,15 +679,24 @@ static bool nx_works(void)
 enum rstate { MINE_LIVE, MINE_DEAD, NOT_MINE };
 
 /*
- * Only the owner knows for sure whether a region lives: an unnamed one
- * lives until the owner closes its last descriptor, a named one until the
- * owner exits.
+ * Whether a region lives, as far as this process knows: an unnamed one
+ * lives while this process holds its owner file, and is known dead once
+ * it let go of an owner file that never left it; a named one lives until
+ * its creator exits, so its creator knows. NOT_MINE: it may or may not.
  */
 static enum rstate rstate(const struct region *r)
 {
-	if (r->token != W.token)
-		return NOT_MINE;
-	return r->dead ? MINE_DEAD : MINE_LIVE;
+	if (r->named)
+		return r->token == W.token ? MINE_LIVE : NOT_MINE;
+	if (r->dead)
+		return MINE_DEAD;
+	return r->owner_fds ? MINE_LIVE : NOT_MINE;
+}
+
+/* Whether a change of the region through f must work (arguments aside). */
+static bool fd_owns(const struct fdent *f)
+{
+	return f->r->named ? rstate(f->r) == MINE_LIVE : f->owns;
 }
 
 static bool writable(const struct fdent *f)
@@ -773,8 +799,11 @@ static uint64_t fd_size(const struct fdent *f)
 	return st.st_size;
 }
 
-/* Track a new region descriptor; false (and the fd closed) if no room. */
-static struct fdent *fd_add(int fd, struct region *r)
+/*
+ * Track a new region descriptor, the owner file of r if owns; NULL (and
+ * the fd closed) if no room.
+ */
+static struct fdent *fd_add(int fd, struct region *r, bool owns)
 {
 	struct fdent *f;
 	int fl;
@@ -789,16 +818,19 @@ static struct fdent *fd_add(int fd, struct region *r)
 	f = &W.fds[W.nfds++];
 	f->fd = fd;
 	f->mode = fl < 0 ? O_RDWR : fl & O_ACCMODE;
+	f->owns = owns;
 	f->r = r;
-	snprintf(f->tag, sizeof(f->tag), "%sregion %lu of %d, %s",
+	snprintf(f->tag, sizeof(f->tag), "%sregion %lu of %d, %s%s",
 		 r->named ? "named " : "", (unsigned long)r->id, r->owner,
-		 mode_str(f->mode));
+		 mode_str(f->mode), owns ? ", owner file" : "");
 	r->nfds++;
+	r->owner_fds += owns;
 	return f;
 }
 
 static void fd_forget(struct fdent *f)
 {
+	f->r->owner_fds -= f->owns;
 	*f = W.fds[--W.nfds];
 }
 
@@ -1044,7 +1076,7 @@ static struct fdent *pick_fd(bool own, bool foreign, int *fd)
 	}
 	f = &W.fds[below(W.nfds)];
 	for (tries = 0; own && chance(80) && tries < 6; tries++) {
-		if (rstate(f->r) == MINE_LIVE && writable(f))
+		if (fd_owns(f) && writable(f))
 			break;
 		f = &W.fds[below(W.nfds)];
 	}
@@ -1066,12 +1098,16 @@ static struct window *random_win(void)
 
 static void region_destroyed(struct region *r);
 
-/* close() a tracked descriptor; closing the owner's last one destroys. */
+/*
+ * close() a tracked descriptor; closing the last descriptor of an owner
+ * file that never left this process destroys the region.
+ */
 static void fd_close(struct fdent *f)
 {
 	struct region *r = f->r;
 	struct expect e = {};
 	int fd = f->fd, ret, err;
+	bool owns = f->owns;
 
 	fd_forget(f);
 	ret = close(fd);
@@ -1079,7 +1115,7 @@ static void fd_close(struct fdent *f)
 	allow(&e, EINTR, 0);
 	account(C_CLOSE, ret == 0, err, &e, "fd %d", fd);
 	r->nfds--;
-	if (rstate(r) == MINE_LIVE && !r->named && !r->nfds)
+	if (owns && !r->owner_fds && !r->owner_out)
 		region_destroyed(r);
 	region_put(r);
 }
@@ -1202,7 +1238,7 @@ static void touch(struct window *w, enum probe_kind kind, char *p)
 		w->last_write = p;
 }
 
-/* The owner closed its last descriptor: the region and its memory go. */
+/* The last owner file went: the region and its memory go. */
 static void region_destroyed(struct region *r)
 {
 	int i;
@@ -1460,14 +1496,15 @@ static void valid_object(struct object *o, uint64_t rsize)
 /* --- fdinfo -------------------------------------------------------------- */
 
 enum {
-	FI_SIZE, FI_OWNER, FI_ATTACHED, FI_WINDOWS, FI_RSS, FI_PGTABLES,
-	FI_ALIGN, NR_FI
+	FI_SIZE, FI_OWNED, FI_OWNER_FD, FI_ATTACHED, FI_WINDOWS, FI_RSS,
+	FI_PGTABLES, FI_ALIGN, NR_FI
 };
 
 /* The mshare lines of a region's fdinfo; mshare-align is newer. */
 static const char * const fdinfo_keys[NR_FI] = {
-	"mshare-size:", "mshare-owner:", "mshare-attached:",
-	"mshare-windows:", "mshare-rss:", "mshare-pgtables:", "mshare-align:",
+	"mshare-size:", "mshare-owned:", "mshare-owner-fd:",
+	"mshare-attached:", "mshare-windows:", "mshare-rss:",
+	"mshare-pgtables:", "mshare-align:",
 };
 
 struct fdinfo {
@@ -1485,6 +1522,13 @@ static int fdinfo_read(int fd, struct fdinfo *fi, const char **bad)
 	text = read_text(path, NULL);
 	if (!text)
 		return -1;
+	/* the owner's pid is shown no more */
+	p = strstr(text, "mshare-owner:");
+	if (p && (p == text || p[-1] == '\n')) {
+		*bad = "mshare-owner: (gone since ownership is a file's)";
+		free(text);
+		return -2;
+	}
 	for (i = 0; i < NR_FI; i++) {
 		klen = strlen(fdinfo_keys[i]);
 		p = strstr(text, fdinfo_keys[i]);
@@ -1493,7 +1537,8 @@ static int fdinfo_read(int fd, struct fdinfo *fi, const char **bad)
 			continue;
 		}
 		if (!p || (p != text && p[-1] != '\n') || p[klen] != '\t' ||
-		    sscanf(p + klen, "\t%ld", &fi->v[i]) != 1 || fi->v[i] < 0) {
+		    sscanf(p + klen, "\t%ld", &fi->v[i]) != 1 || fi->v[i] < 0 ||
+		    ((i == FI_OWNED || i == FI_OWNER_FD) && fi->v[i] > 1)) {
 			*bad = fdinfo_keys[i];
 			ret = -2;
 			break;
@@ -1523,7 +1568,9 @@ static bool align_told(int fd, const struct stat *st)
 
 /*
  * A call that changes a region (sizing, map, unmap, protect, advise):
- * only the owner, through a writable descriptor, while the region lives.
+ * only through a writable descriptor of the owner file (of a named region:
+ * by its creator), while the region lives. Once it is gone, every
+ * descriptor left gets ENXIO.
  */
 static void control_expect(struct expect *e, const struct fdent *f)
 {
@@ -1532,16 +1579,21 @@ static void control_expect(struct expect *e, const struct fdent *f)
 		allow(e, EBADF, 0);
 		refuse(e, true, "the descriptor is read-only");
 	}
+	if (fd_owns(f))
+		return;
 	switch (rstate(f->r)) {
 	case NOT_MINE:
 		allow(e, EPERM, ENXIO, 0);
-		refuse(e, true, "the caller does not own the region");
+		refuse(e, true, f->r->named ? "the caller does not own the region" :
+		       "the descriptor is not the owner file");
 		break;
 	case MINE_DEAD:
 		allow(e, ENXIO, 0);
 		refuse(e, true, "the region was destroyed");
 		break;
 	case MINE_LIVE:
+		allow(e, EPERM, 0);
+		refuse(e, true, "the descriptor is not the owner file");
 		break;
 	}
 }
@@ -1609,6 +1661,24 @@ static void window_expect_sized(struct expect *e, uint64_t rsize)
 		disallow(e, EINVAL);
 }
 
+/*
+ * Call after a call on the region of f whose expectation was built on
+ * rsize, its size as seen before. Another holder of the owner file (a
+ * forked child, a receiver, the sender) may size an unsized region at
+ * any moment: if it went from unsized to sized meanwhile, the
+ * expectation says nothing, anything goes. errno is kept.
+ */
+static void size_raced(struct expect *e, struct fdent *f, uint64_t rsize)
+{
+	int err = errno;
+
+	if (f && !rsize && fd_size(f)) {
+		e->must_fail = NULL;
+		memset(e->errs, 0xff, sizeof(e->errs));
+	}
+	errno = err;
+}
+
 /* --- calls on regions ---------------------------------------------------- */
 
 static struct fdent *do_create(unsigned int flags)
@@ -1630,7 +1700,7 @@ static struct fdent *do_create(unsigned int flags)
 	if (!account(C_CREATE, fd >= 0, errno, &e, "%#x", flags))
 		return NULL;
 	r = region_new(new_region_id(), W.pid, W.token, false, NULL);
-	f = fd_add(fd, r);
+	f = fd_add(fd, r, true);
 	if (!f)
 		return NULL;
 	fdfl = fcntl(fd, F_GETFD);
@@ -1673,7 +1743,7 @@ static void op_named_create(void)
 	if (!account(C_NAMED, fd >= 0, errno, &e, "%s, %#x", name, fl))
 		return;
 	r = region_new(new_region_id(), W.pid, W.token, true, name);
-	fd_add(fd, r);
+	fd_add(fd, r, false);
 }
 
 enum size_how { SIZE_FTRUNCATE, SIZE_FALLOCATE };
@@ -1707,7 +1777,7 @@ static void do_size(struct fdent *f, int fd, uint64_t size, int validity,
 		 * region, through a writable descriptor, to a size that
 		 * is a multiple of A.
 		 */
-		if (rstate(f->r) == MINE_LIVE && writable(f) && !before &&
+		if (fd_owns(f) && writable(f) && !before &&
 		    validity > 0 && !mode && !offset) {
 			memset(e.errs, 0, sizeof(e.errs));
 			allow(&e, ENOMEM, 0);
@@ -1717,6 +1787,9 @@ static void do_size(struct fdent *f, int fd, uint64_t size, int validity,
 		ret = ftruncate(fd, size);
 	else
 		ret = fallocate(fd, mode, offset, size);
+	/* unless this call sized it: then the check below holds */
+	if (ret)
+		size_raced(&e, f, before);
 	if (!account(c, ret == 0, errno, &e,
 		     "fd %d [%s], size %#lx, mode %#x, offset %#lx", fd,
 		     f ? f->tag : "not a region", size, mode, offset))
@@ -1828,6 +1901,7 @@ static void do_map(struct fdent *f, int fd, const struct object *o,
 	if (!f)
 		expect_not_region(&e);
 	ret = fz_mshare_map(fd, uargs, usize);
+	size_raced(&e, f, rsize);
 	account(C_MAP, ret == 0, errno, &e,
 		"fd %d [%s], roff %#lx size %#lx boff %#lx prot %#x flags %#x, backing %d (%s), struct %p+%zu",
 		fd, f ? f->tag : "not a region", o->roff, o->size, o->boff,
@@ -1890,6 +1964,7 @@ static void op_ioctl_map(void)
 	if (!f)
 		expect_not_region(&e);
 	ret = ioctl(fd, MSHAREFS_CREATE_MAPPING, arg);
+	size_raced(&e, f, rsize);
 	account(C_IOCTL_MAP, ret == 0, errno, &e,
 		"fd %d [%s], roff %#lx size %#lx offset %#lx prot %#x flags %#x, backing %d (%s), reserved %u, arg %p",
 		fd, f ? f->tag : "not a region", o.roff, o.size, o.boff,
@@ -1913,6 +1988,7 @@ static void op_unmap(void)
 		expect_not_region(&e);
 	}
 	ret = fz_mshare_unmap(fd, off, len);
+	size_raced(&e, f, rsize);
 	account(C_UNMAP, ret == 0, errno, &e, "fd %d [%s], %#lx, %#lx", fd,
 		f ? f->tag : "not a region", off, len);
 }
@@ -1950,6 +2026,7 @@ static void op_ioctl_unmap(void)
 	if (!f)
 		expect_not_region(&e);
 	ret = ioctl(fd, cmd, arg);
+	size_raced(&e, f, rsize);
 	account(C_IOCTL_UNMAP, ret == 0, errno, &e,
 		"fd %d [%s], cmd %#lx, %#lx, %#lx", fd,
 		f ? f->tag : "not a region", cmd, off, len);
@@ -1983,6 +2060,7 @@ static void op_protect(void)
 		expect_not_region(&e);
 	}
 	ret = fz_mshare_protect(fd, off, len, prot);
+	size_raced(&e, f, rsize);
 	account(C_PROTECT, ret == 0, errno, &e,
 		"fd %d [%s], %#lx, %#lx, prot %#x", fd,
 		f ? f->tag : "not a region", off, len, prot);
@@ -2005,12 +2083,20 @@ static void op_advise(void)
 	if (f) {
 		control_expect(&e, f);
 		allow(&e, EFAULT, EAGAIN, EACCES, EOPNOTSUPP, EIO, 0);
+		/*
+		 * MADV_REMOVE punches a hole in the backing file: past its
+		 * filesystem's largest file (a disk file object at a huge
+		 * backing offset), fallocate() says EFBIG, as for madvise().
+		 */
+		if (advice == MADV_REMOVE)
+			allow(&e, EFBIG, 0);
 		refuse(&e, true, range_invalid(off, len, rsize));
 		refuse(&e, !good, "mshare_advise() does not take this advice");
 	} else {
 		expect_not_region(&e);
 	}
 	ret = fz_mshare_advise(fd, off, len, advice);
+	size_raced(&e, f, rsize);
 	account(C_ADVISE, ret == 0, errno, &e,
 		"fd %d [%s], %#lx, %#lx, advice %d", fd,
 		f ? f->tag : "not a region", off, len, advice);
@@ -2171,6 +2257,7 @@ static struct window *do_attach(struct fdent *f, int fd, int64_t off,
 		expect_not_region(&e);
 	}
 	ret = fz_mshare_attach(fd, off, size, addr, flags);
+	size_raced(&e, f, rsize);
 	if (!account(C_ATTACH, ret != -1, errno, &e,
 		     "fd %d [%s], off %#lx, size %#lx, addr %#lx, flags %#x",
 		     fd, f ? f->tag : "not a region", off, size, addr, flags))
@@ -2260,6 +2347,7 @@ static void op_mmap(void)
 		expect_not_region(&e);
 	}
 	p = mmap((void *)addr, len, prot, flags, fd, off);
+	size_raced(&e, f, rsize);
 	if (!account(C_MMAP, p != MAP_FAILED, errno, &e,
 		     "%#lx, %#lx, prot %#x, flags %#x, fd %d [%s], off %#lx",
 		     addr, len, prot, flags, fd, f ? f->tag : "not a region",
@@ -2498,16 +2586,20 @@ static void op_reopen(void)
 		allow(&e, ENOENT, 0);	/* unlinked */
 	if (fl & O_TRUNC)
 		allow(&e, EINVAL, EPERM, ENXIO, 0);	/* a sized region */
-	/* Only the owner reopens an unnamed region. */
-	if (!r->named && rstate(r) != MINE_LIVE) {
+	/*
+	 * Only a process holding the owner file reopens an unnamed region,
+	 * and the new file does not own it.
+	 */
+	if (!r->named && !r->owner_fds) {
 		allow(&e, EACCES, 0);
-		refuse(&e, true, "only the owner reopens an unnamed region");
+		refuse(&e, true,
+		       "only a holder of the owner file reopens an unnamed region");
 	}
 	fd = open(path, fl, 0);
 	if (!account(C_REOPEN, fd >= 0, errno, &e, "%s [%s], %#x", path,
 		     f->tag, fl))
 		return;
-	nf = fd_add(fd, r);
+	nf = fd_add(fd, r, false);
 	if (nf && nf->mode != (fl & O_ACCMODE))
 		fail("reopen(%s, %#x): mode %s", path, fl, mode_str(nf->mode));
 }
@@ -2540,7 +2632,7 @@ static void op_dup_close(void)
 	fd = chance(50) ? dup(f->fd) :
 	     fcntl(f->fd, F_DUPFD_CLOEXEC, 3 + (int)below(64));
 	if (account(C_DUP, fd >= 0, errno, &e, "fd %d [%s]", f->fd, f->tag))
-		fd_add(fd, f->r);
+		fd_add(fd, f->r, f->owns);
 }
 
 struct fd_msg {
@@ -2549,10 +2641,11 @@ struct fd_msg {
 	uint64_t token;
 	uint64_t id;
 	uint8_t named;
+	uint8_t owns;		/* the descriptor is of the owner file */
 	char name[sizeof(((struct region *)0)->name)];
 };
 
-static bool do_send(const struct fdent *f, int target)
+static bool do_send(struct fdent *f, int target)
 {
 	union {
 		char buf[CMSG_SPACE(sizeof(int))];
@@ -2564,6 +2657,7 @@ static bool do_send(const struct fdent *f, int target)
 		.token = f->r->token,
 		.id = f->r->id,
 		.named = f->r->named,
+		.owns = f->owns,
 	};
 	struct iovec iov = { .iov_base = &m, .iov_len = sizeof(m) };
 	struct msghdr mh = {
@@ -2585,6 +2679,9 @@ static bool do_send(const struct fdent *f, int target)
 	memcpy(CMSG_DATA(cm), &f->fd, sizeof(int));
 	allow(&e, EAGAIN, ECONNREFUSED, EPIPE, ENOBUFS, ENOMEM, ETOOMANYREFS,
 	      EINTR, 0);
+	/* Once in flight, the owner file is out of this process's sight. */
+	if (f->owns)
+		f->r->owner_out = true;
 	n = sendmsg(G.inbox[target][1], &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
 	return account(C_SEND, n == (ssize_t)sizeof(m), errno, &e,
 		       "fd %d [%s] to worker %d", f->fd, f->tag, target);
@@ -2598,21 +2695,25 @@ static void op_send(void)
 		fd_close(f);
 }
 
-/* A region descriptor from another process (or this one). */
+/*
+ * A region descriptor from another process (or this one). The owner file
+ * makes this process an owner, and its sender may still hold it.
+ */
 static void received(int fd, const struct fd_msg *m)
 {
 	struct region *r = region_find(m->id);
+	bool owns = m->owns && !m->named;
 
-	if (!r) {
+	if (!r)
 		r = region_new(m->id, m->owner, m->token, m->named, m->name);
-		/*
-		 * Back to its owner, which had closed every descriptor
-		 * of it: an unnamed region is gone then.
-		 */
-		if (r && m->token == W.token && !m->named)
-			r->dead = true;
+	if (r && owns) {
+		if (r->dead)
+			fail("received the owner file of region %lu, known destroyed",
+			     (unsigned long)r->id);
+		r->dead = false;
+		r->owner_out = true;
 	}
-	fd_add(fd, r);
+	fd_add(fd, r, owns);
 }
 
 static void op_recv(void)
@@ -2666,11 +2767,25 @@ static void op_recv(void)
 
 /* --- children ------------------------------------------------------------ */
 
+/*
+ * Owner files inherited by a child are held by two processes from now on:
+ * neither knows when the other lets go.
+ */
+static void owner_files_shared(void)
+{
+	int i;
+
+	for (i = 0; i < MAX_REGIONS; i++)
+		if (W.regions[i].used && W.regions[i].owner_fds)
+			W.regions[i].owner_out = true;
+}
+
 /* In a new child: it is its own process now. */
 static void child_start(uint64_t seed)
 {
 	int i;
 
+	owner_files_shared();
 	W.child = true;
 	W.nkids = 0;
 	W.failures = 0;
@@ -2696,8 +2811,10 @@ static void fork_child_body(void)
 }
 
 /*
- * An owner child: makes a region, passes it on, uses it a little and
- * exits: the region goes with it, under the feet of whoever got it.
+ * An owner child: makes a region, passes its owner file on, uses it a
+ * little and exits: the region stays with whoever got the owner file, and
+ * goes when the receiver lets go of it (or with the worker's inbox, if it
+ * never received it).
  */
 static void owner_child_body(void)
 {
@@ -2743,6 +2860,7 @@ static void kid_spawn(enum call what, void (*body)(void))
 	if (W.child || W.nkids == MAX_KIDS)
 		return;
 	allow(&e, EAGAIN, ENOMEM, 0);
+	owner_files_shared();
 	pid = child_fork();
 	if (pid == 0) {
 		child_start(seed);
@@ -2827,12 +2945,14 @@ static void op_fdinfo(void)
 	struct expect e = {};
 	const char *bad = NULL;
 	struct fdinfo fi;
+	long want, before;
 	int ret, mine;
-	long want;
 
 	if (!f)
 		return;
 	allow(&e, ENOMEM, 0);
+	/* another holder of the owner file may size it meanwhile */
+	before = fd_size(f);
 	ret = fdinfo_read(f->fd, &fi, &bad);
 	if (ret == -2) {
 		fail("fdinfo of fd %d [%s]: no valid %s line", f->fd, f->tag,
@@ -2842,25 +2962,26 @@ static void op_fdinfo(void)
 	if (!account(C_FDINFO, ret == 0, errno, &e, "fd %d", f->fd))
 		return;
 	mine = windows_of(f->r);
+	/* whether this descriptor carries ownership (named: not told here) */
+	if (!f->r->named && fi.v[FI_OWNER_FD] != f->owns)
+		fail("fdinfo of fd %d [%s]: mshare-owner-fd %ld", f->fd, f->tag,
+		     fi.v[FI_OWNER_FD]);
 	switch (rstate(f->r)) {
 	case MINE_LIVE:
-		if (fi.v[FI_OWNER] != W.pid)
-			fail("fdinfo of fd %d [%s]: owner %ld, not this process",
-			     f->fd, f->tag, fi.v[FI_OWNER]);
+		if (fi.v[FI_OWNED] != 1)
+			fail("fdinfo of fd %d [%s]: mshare-owned %ld of a live region",
+			     f->fd, f->tag, fi.v[FI_OWNED]);
 		want = fd_size(f);
-		if (fi.v[FI_SIZE] != want)
-			fail("fdinfo of fd %d [%s]: size %#lx, fstat says %#lx",
-			     f->fd, f->tag, fi.v[FI_SIZE], want);
+		if (fi.v[FI_SIZE] != want && fi.v[FI_SIZE] != before)
+			fail("fdinfo of fd %d [%s]: size %#lx, fstat says %#lx, before %#lx",
+			     f->fd, f->tag, fi.v[FI_SIZE], want, before);
 		break;
 	case MINE_DEAD:
-		if (fi.v[FI_OWNER] != 0)
-			fail("fdinfo of fd %d [%s]: owner %ld of a destroyed region",
-			     f->fd, f->tag, fi.v[FI_OWNER]);
+		if (fi.v[FI_OWNED] != 0 || fi.v[FI_OWNER_FD] != 0)
+			fail("fdinfo of fd %d [%s]: mshare-owned %ld, mshare-owner-fd %ld of a destroyed region",
+			     f->fd, f->tag, fi.v[FI_OWNED], fi.v[FI_OWNER_FD]);
 		break;
 	case NOT_MINE:
-		if (fi.v[FI_OWNER] != 0 && fi.v[FI_OWNER] != f->r->owner)
-			fail("fdinfo of fd %d [%s]: owner %ld", f->fd, f->tag,
-			     fi.v[FI_OWNER]);
 		break;
 	}
 	if (fi.v[FI_SIZE] % G.align ||
@@ -3254,13 +3375,13 @@ static bool coh_fdinfo(struct coh *c)
 		fail("coherence: fdinfo: %s", bad ?: strerror(errno));
 		return false;
 	}
-	if (fi.v[FI_SIZE] == (long)(2 * G.align) && fi.v[FI_OWNER] == W.pid &&
-	    fi.v[FI_ATTACHED] == 1 && fi.v[FI_WINDOWS] == 2 &&
-	    fi.v[FI_RSS] >= 1)
+	if (fi.v[FI_SIZE] == (long)(2 * G.align) && fi.v[FI_OWNED] == 1 &&
+	    fi.v[FI_OWNER_FD] == 1 && fi.v[FI_ATTACHED] == 1 &&
+	    fi.v[FI_WINDOWS] == 2 && fi.v[FI_RSS] >= 1)
 		return true;
-	fail("coherence: fdinfo size %#lx owner %ld attached %ld windows %ld rss %ld; want %#lx, %d, 1, 2, >= 1",
-	     fi.v[FI_SIZE], fi.v[FI_OWNER], fi.v[FI_ATTACHED],
-	     fi.v[FI_WINDOWS], fi.v[FI_RSS], 2 * G.align, W.pid);
+	fail("coherence: fdinfo size %#lx owned %ld owner-fd %ld attached %ld windows %ld rss %ld; want %#lx, 1, 1, 1, 2, >= 1",
+	     fi.v[FI_SIZE], fi.v[FI_OWNED], fi.v[FI_OWNER_FD],
+	     fi.v[FI_ATTACHED], fi.v[FI_WINDOWS], fi.v[FI_RSS], 2 * G.align);
 	return false;
 }
 

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The life of a region made by mshare_create(): it lives while its owner
- * holds a descriptor of it (any: a dup, a reopened read-only one) and has
- * not exited. When the owner closes its last descriptor, exits or is
- * killed, the region is destroyed even though other processes still hold
- * descriptors and windows: every window faults with SIGSEGV, mmap() and
- * mshare_attach() fail with ENXIO, so do the owner-only calls, fdinfo's
- * mshare-owner becomes 0, and the memory of the objects is freed. A
- * forked child of the owner closing its inherited descriptor destroys
- * nothing. fdinfo's mshare-attached and mshare-windows count the
- * processes and the windows onto the region.
+ * file, the one mshare_create() returned, is open somewhere (the
+ * descriptor, its dups, a forked child's copy); a reopened descriptor,
+ * read-only or read-write, does not keep it. When the last holder of the
+ * owner file closes it, exits or is killed, the region is destroyed even
+ * though other processes still hold (reopened) descriptors and windows:
+ * every window faults with SIGSEGV, mmap() and mshare_attach() fail with
+ * ENXIO, so do the owner-only calls, fdinfo's mshare-owned becomes 0, and
+ * the memory of the objects is freed. A forked child of the owner closing
+ * its inherited descriptor, or exiting, destroys nothing while the parent
+ * holds it. fdinfo's mshare-attached and mshare-windows count the
+ * processes and the windows onto the region. (mshare_handoff covers
+ * handing the owner file on.)
  */
 #include <sys/socket.h>
 
@@ -122,17 +125,25 @@ static int child_check_destroyed(int fd, char *w, uint64_t align)
 	CHILD_CHECK(failed_with(sys_mshare_advise(fd, OBJ_ROFF, OBJ_SIZE,
 						  MADV_WILLNEED), ENXIO),
 		    "mshare_advise: %m");
-	CHILD_CHECK(fdinfo_get(0, fd, "mshare-owner", &owner) == 0, "%m");
-	CHILD_CHECK(owner == 0, "mshare-owner %lld", owner);
+	CHILD_CHECK(fdinfo_get(0, fd, "mshare-owned", &owner) == 0, "%m");
+	CHILD_CHECK(owner == 0, "mshare-owned %lld", owner);
+	CHILD_CHECK(fdinfo_get(0, fd, "mshare-owner-fd", &owner) == 0, "%m");
+	CHILD_CHECK(owner == 0, "mshare-owner-fd %lld", owner);
 	return 0;
 }
 
-/* A sharer with a window of its own that looks again when g opens. */
-static int child_sharer(int fd, uint64_t align, int ready_fd, struct gate *g)
+/*
+ * A sharer with a window of its own that looks again when g opens. It
+ * holds only fd, a reopened read-write descriptor: it closes the owner
+ * file it inherited.
+ */
+static int child_sharer(int owner_fd, int fd, uint64_t align, int ready_fd,
+			struct gate *g)
 {
 	char *w, ok = 1;
 
 	gate_child(g);
+	CHILD_CHECK(close(owner_fd) == 0, "%m");
 	w = sys_mshare_attach(fd, 0, 0, NULL, 0);
 	CHILD_CHECK(w != MAP_FAILED, "attach: %m");
 	CHILD_CHECK(stamps_check(w + OBJ_ROFF, OBJ_SIZE, 1) == -1, "data");
@@ -143,7 +154,7 @@ static int child_sharer(int fd, uint64_t align, int ready_fd, struct gate *g)
 
 struct sharer {
 	pid_t pid;
-	int fd;		/* the number of the region fd in the sharer */
+	int fd;		/* the number of its (non-owner) region fd */
 	struct gate g;
 };
 
@@ -153,14 +164,18 @@ static void start_sharer(struct __test_metadata *_metadata,
 	int ready[2];
 	char ok;
 
-	s->fd = self->fd;
+	s->fd = fd_reopen(self->fd, O_RDWR);
+	ASSERT_LE(0, s->fd) TH_LOG("reopen: %s", strerror(errno));
 	ASSERT_EQ(0, gate_init(&s->g));
 	ASSERT_EQ(0, pipe2(ready, O_CLOEXEC));
 	s->pid = ASSERT_SYS(child_fork());
 	if (s->pid == 0) {
 		close(ready[0]);
-		_exit(child_sharer(self->fd, self->align, ready[1], &s->g));
+		_exit(child_sharer(self->fd, s->fd, self->align, ready[1],
+				   &s->g));
 	}
+	/* the sharer's copy is the only one left */
+	close(s->fd);
 	close(ready[1]);
 	ASSERT_EQ(0, msg_recv(ready[0], &ok, 1, STEP_TIMEOUT_MS))
 		TH_LOG("sharer: %s", strerror(errno));
@@ -175,10 +190,11 @@ static void finish_sharer(struct __test_metadata *_metadata,
 	gate_fini(&s->g);
 }
 
+/* fdinfo's mshare-owned of fd in process pid: whether the region lives. */
 static long long owner_seen_by(struct __test_metadata *_metadata, pid_t pid,
 			       int fd)
 {
-	return test_fdinfo(_metadata, pid, fd, "mshare-owner");
+	return test_fdinfo(_metadata, pid, fd, "mshare-owned");
 }
 
 TEST_F(lifetime, owner_closes_last_fd)
@@ -187,7 +203,8 @@ TEST_F(lifetime, owner_closes_last_fd)
 
 	own_region(_metadata, self, OBJ_SIZE, 0);
 	start_sharer(_metadata, self, &s);
-	ASSERT_EQ(getpid(), owner_seen_by(_metadata, s.pid, s.fd));
+	ASSERT_EQ(1, owner_seen_by(_metadata, s.pid, s.fd));
+	ASSERT_EQ(0, test_fdinfo(_metadata, s.pid, s.fd, "mshare-owner-fd"));
 
 	ASSERT_EQ(0, close(self->fd));
 	/* the sharer's descriptor is in its own table */
@@ -197,11 +214,12 @@ TEST_F(lifetime, owner_closes_last_fd)
 	finish_sharer(_metadata, &s);
 }
 
-TEST_F(lifetime, other_owner_fds_keep_region)
+/* A dup of the owner descriptor keeps the region; a reopened one does not. */
+TEST_F(lifetime, dup_keeps_region_reopen_does_not)
 {
 	struct sharer s;
+	int d, ro, rw;
 	char *w;
-	int d, ro;
 
 	own_region(_metadata, self, OBJ_SIZE, 0);
 	start_sharer(_metadata, self, &s);
@@ -211,25 +229,37 @@ TEST_F(lifetime, other_owner_fds_keep_region)
 	ASSERT_EQ(0, close(self->fd));
 	self->fd = -1;
 	ASSERT_EQ(-1, stamps_check(self->win + OBJ_ROFF, OBJ_SIZE, 1));
-	ASSERT_EQ(getpid(), owner_seen_by(_metadata, s.pid, s.fd));
+	ASSERT_EQ(1, owner_seen_by(_metadata, s.pid, s.fd));
+	ASSERT_EQ(1, test_fdinfo(_metadata, 0, d, "mshare-owner-fd"));
 	w = test_attach(_metadata, d, 0, 0, MSHARE_ATTACH_RDONLY);
 	ASSERT_EQ(0, munmap(w, self->align));
 	test_sys_map_anon(_metadata, d, OBJ_ROFF + OBJ_SIZE, OBJ_SIZE, 0);
 
-	/* a reopened read-only descriptor */
+	/* reopened descriptors, read-only and read-write, own nothing */
 	ro = fd_reopen(d, O_RDONLY);
 	ASSERT_LE(0, ro) TH_LOG("reopen: %s", strerror(errno));
-	ASSERT_EQ(0, close(d));
+	rw = fd_reopen(d, O_RDWR);
+	ASSERT_LE(0, rw) TH_LOG("reopen: %s", strerror(errno));
+	ASSERT_EQ(0, test_fdinfo(_metadata, 0, ro, "mshare-owner-fd"));
+	ASSERT_EQ(0, test_fdinfo(_metadata, 0, rw, "mshare-owner-fd"));
 	ASSERT_EQ(-1, stamps_check(self->win + OBJ_ROFF, OBJ_SIZE, 1));
 	ASSERT_WRITE_SIGNAL(0, self->win + OBJ_ROFF + OBJ_SIZE);
-	ASSERT_EQ(getpid(), owner_seen_by(_metadata, s.pid, s.fd));
 
-	/* the last one */
-	ASSERT_EQ(0, close(ro));
+	/* the last owner descriptor: the region goes though ro, rw are open */
+	ASSERT_EQ(0, close(d));
 	ASSERT_EQ(0, owner_seen_by(_metadata, s.pid, s.fd));
+	ASSERT_EQ(0, owner_seen_by(_metadata, 0, ro));
+	ASSERT_EQ(0, owner_seen_by(_metadata, 0, rw));
 	ASSERT_READ_SIGNAL(SIGSEGV, self->win + OBJ_ROFF);
 	ASSERT_READ_SIGNAL(SIGSEGV, self->win + OBJ_ROFF + OBJ_SIZE);
+	EXPECT_ERRNO(ENXIO, sys_mshare_attach(rw, 0, 0, NULL, 0));
+	EXPECT_ERRNO(ENXIO, sys_mshare_attach(ro, 0, 0, NULL,
+					      MSHARE_ATTACH_RDONLY));
+	EXPECT_ERRNO(ENXIO, sys_mshare_map_anon(rw, 0, OBJ_SIZE, 0));
+	EXPECT_ERRNO(ENXIO, sys_mshare_unmap(rw, OBJ_ROFF, OBJ_SIZE));
 	finish_sharer(_metadata, &s);
+	close(ro);
+	close(rw);
 }
 
 /* A child of the owner closes its inherited descriptor, then stays. */
@@ -250,7 +280,8 @@ static void assert_alive(struct __test_metadata *_metadata,
 	char *w;
 
 	ASSERT_EQ(-1, stamps_check(self->win + OBJ_ROFF, OBJ_SIZE, 1));
-	ASSERT_EQ(getpid(), owner_seen_by(_metadata, 0, self->fd));
+	ASSERT_EQ(1, owner_seen_by(_metadata, 0, self->fd));
+	ASSERT_EQ(1, test_fdinfo(_metadata, 0, self->fd, "mshare-owner-fd"));
 	w = test_attach(_metadata, self->fd, 0, 0, 0);
 	ASSERT_EQ(-1, stamps_check(w + OBJ_ROFF, OBJ_SIZE, 1));
 	ASSERT_EQ(0, munmap(w, self->align));
@@ -292,14 +323,15 @@ TEST_F(lifetime, forked_child_close_keeps_region)
 
 /*
  * The owner: a child that creates the region and an object of obj_size
- * (populated with flags), stamps it, sends the region fd over sock and
- * waits for the gate to exit (or to be killed).
+ * (populated with flags), stamps it, sends a reopened read-write
+ * descriptor (not the owner file) over sock and waits for the gate to exit
+ * (or to be killed). It is the only holder of the owner file.
  */
 static int child_owner(int sock, uint64_t align, uint64_t obj_size,
 		       unsigned int map_flags, struct gate *g)
 {
+	int fd, rw;
 	char *w;
-	int fd;
 
 	gate_child(g);
 	fd = mshare_new(align, O_CLOEXEC);
@@ -309,7 +341,10 @@ static int child_owner(int sock, uint64_t align, uint64_t obj_size,
 	w = sys_mshare_attach(fd, 0, 0, NULL, 0);
 	CHILD_CHECK(w != MAP_FAILED, "attach: %m");
 	stamp_pages(w + OBJ_ROFF, obj_size, 1);
-	CHILD_CHECK(fd_send(sock, fd) == 0, "fd_send: %m");
+	rw = fd_reopen(fd, O_RDWR);
+	CHILD_CHECK(rw >= 0, "reopen: %m");
+	CHILD_CHECK(fd_send(sock, rw) == 0, "fd_send: %m");
+	CHILD_CHECK(close(rw) == 0, "%m");
 	CHILD_CHECK(gate_wait(g) == 0, "%m");
 	return 0;
 }
@@ -363,10 +398,12 @@ TEST_F(owner_end, destroys_region)
 	self->fd = start_owner(_metadata, self, &o, OBJ_SIZE, 0);
 	self->win = test_attach(_metadata, self->fd, 0, 0, 0);
 	ASSERT_EQ(-1, stamps_check(self->win + OBJ_ROFF, OBJ_SIZE, 1));
-	ASSERT_EQ(o.pid, owner_seen_by(_metadata, 0, self->fd));
+	ASSERT_EQ(1, owner_seen_by(_metadata, 0, self->fd));
+	ASSERT_EQ(0, test_fdinfo(_metadata, 0, self->fd, "mshare-owner-fd"));
 	ASSERT_EQ(2, test_fdinfo(_metadata, 0, self->fd, "mshare-attached"));
 	/* not the owner, even holding a read-write fd */
 	EXPECT_ERRNO(EPERM, sys_mshare_map_anon(self->fd, 0, OBJ_SIZE, 0));
+	EXPECT_ERRNO(EPERM, ftruncate(self->fd, 2 * self->align));
 
 	end_owner(_metadata, &o, variant->kill);
 	ASSERT_EQ(0, owner_seen_by(_metadata, 0, self->fd));

@@ -6,24 +6,18 @@
  * grow when the region is populated, the same in every window and every
  * process, and matching fdinfo's mshare-rss and mshare-pgtables), and
  * memory cgroup charging: the region's pages and page tables are charged
- * to the owner's cgroup, not to the cgroup of a sharer, even when the
- * sharer faults every page in.
+ * to the cgroup its creator was in at mshare_create(), not to the cgroup
+ * of a sharer, even when the sharer faults every page in, and whether the
+ * sharer holds the owner file (a co-owner) or a reopened descriptor
+ * (mshare_handoff covers hand-offs and removed cgroups).
  */
-#include <dirent.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 
 #include "mshare_test.h"
 
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC	0x63677270
-#endif
-
 #define OBJ_ROFF	SZ_1G
 #define SMAPS_OBJ	(4 * SZ_1M)
-#define CG_ROOT		"/sys/fs/cgroup"
-#define CG_PREFIX	"mshare-test-"
 #define MEMCG_OBJ	(32 * SZ_1M)
 #define STEP_TIMEOUT_MS	(100 * 1000)
 
@@ -31,9 +25,6 @@ FIXTURE(visibility) {
 	struct mshare_ctx c;
 	uint64_t align;
 	size_t page;
-	char cg_owner[PATH_MAX];	/* made by the test, or "" */
-	char cg_sharer[PATH_MAX];
-	bool memory_enabled;		/* +memory written to the root */
 };
 
 FIXTURE_SETUP(visibility)
@@ -43,52 +34,9 @@ FIXTURE_SETUP(visibility)
 	self->page = self->c.page;
 }
 
-/* Move what is left in cgroup cg to the root, then remove it. */
-static void cg_remove(const char *cg)
-{
-	char path[PATH_MAX + 32], *procs, *p, *end;
-	double start;
-	long pid;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/cgroup.procs", cg);
-	procs = read_text(path, NULL);
-	for (p = procs; p && *p; p = end) {
-		pid = strtol(p, &end, 10);
-		if (end == p)
-			break;
-		fd = open(CG_ROOT "/cgroup.procs", O_WRONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			dprintf(fd, "%ld\n", pid);
-			close(fd);
-		}
-	}
-	free(procs);
-	start = now_s();
-	while (rmdir(cg) && errno == EBUSY && now_s() - start < 5)
-		usleep(50 * 1000);
-}
-
 FIXTURE_TEARDOWN(visibility)
 {
-	int fd;
-
 	child_kill_all();
-	if (self->cg_owner[0])
-		cg_remove(self->cg_owner);
-	if (self->cg_sharer[0])
-		cg_remove(self->cg_sharer);
-	if (self->memory_enabled) {
-		fd = open(CG_ROOT "/cgroup.subtree_control",
-			  O_WRONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			/* best effort: other cgroups may use it by now */
-			if (write(fd, "-memory", 7) < 0)
-				fprintf(stderr, "# leaving +memory in %s: %s\n",
-					CG_ROOT, strerror(errno));
-			close(fd);
-		}
-	}
 	mshare_ctx_fini(&self->c);
 }
 
@@ -295,131 +243,55 @@ TEST_F(visibility, fdinfo_pgtables_after_populate)
 
 /* --- memory cgroups ---------------------------------------------------- */
 
-static int cg_write(const char *cg, const char *file, const char *val)
-{
-	char path[PATH_MAX + 64];
-	ssize_t n;
-	int fd, e;
-
-	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	e = errno;
-	close(fd);
-	errno = e;
-	return n == (ssize_t)strlen(val) ? 0 : -1;
-}
-
-/* Whether word is one of the words of file cg/file. */
-static bool cg_has_word(const char *cg, const char *file, const char *word)
-{
-	char path[PATH_MAX + 64], *text, *tok, *save;
-	bool found = false;
-
-	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	text = read_text(path, NULL);
-	if (!text)
-		return false;
-	for (tok = strtok_r(text, " \n", &save); tok && !found;
-	     tok = strtok_r(NULL, " \n", &save))
-		found = !strcmp(tok, word);
-	free(text);
-	return found;
-}
-
-static long long cg_current(const char *cg)
-{
-	char path[PATH_MAX + 64], *text;
-	long long v;
-
-	snprintf(path, sizeof(path), "%s/memory.current", cg);
-	text = read_text(path, NULL);
-	if (!text)
-		return -1;
-	v = strtoll(text, NULL, 10);
-	free(text);
-	return v;
-}
-
-/* A line "<key> <bytes>" of cg/memory.stat, or -1. */
-static long long cg_stat(const char *cg, const char *key)
-{
-	char path[PATH_MAX + 64], *text, *line;
-	size_t klen = strlen(key);
-	long long v = -1;
-
-	snprintf(path, sizeof(path), "%s/memory.stat", cg);
-	text = read_text(path, NULL);
-	if (!text)
-		return -1;
-	for (line = text; line; line = strchr(line, '\n')) {
-		if (*line == '\n')
-			line++;
-		if (!strncmp(line, key, klen) && line[klen] == ' ') {
-			v = strtoll(line + klen + 1, NULL, 10);
-			break;
-		}
-	}
-	free(text);
-	return v;
-}
-
-struct cg_numbers {
-	long long current, shmem, pagetables;
+FIXTURE(memcg) {
+	struct mshare_ctx c;
+	uint64_t align;
+	char cg_owner[PATH_MAX];	/* made by the test, or "" */
+	char cg_sharer[PATH_MAX];
+	bool memory_enabled;		/* +memory written to the root */
 };
 
-static void cg_measure(struct __test_metadata *_metadata, const char *cg,
-		       struct cg_numbers *n)
+FIXTURE_VARIANT(memcg) {
+	/*
+	 * The sharer gets the owner file itself, and so owns the region as
+	 * much as its creator; or a reopened descriptor, which owns nothing.
+	 */
+	bool owner_file;
+};
+
+FIXTURE_VARIANT_ADD(memcg, owner_file) { .owner_file = true };
+FIXTURE_VARIANT_ADD(memcg, reopened_file) { .owner_file = false };
+
+FIXTURE_SETUP(memcg)
 {
-	n->current = cg_current(cg);
-	n->shmem = cg_stat(cg, "shmem");
-	n->pagetables = cg_stat(cg, "pagetables");
-	ASSERT_LE(0, n->current) TH_LOG("%s/memory.current", cg);
-	ASSERT_LE(0, n->shmem) TH_LOG("no shmem in %s/memory.stat", cg);
-	ASSERT_LE(0, n->pagetables)
-		TH_LOG("no pagetables in %s/memory.stat", cg);
+	mshare_test_setup(_metadata, &self->c, "memcg");
+	self->align = self->c.align;
 }
 
-/* Remove empty cgroups left over by earlier runs that were killed. */
-static void cg_remove_stale(void)
+FIXTURE_TEARDOWN(memcg)
 {
-	char path[PATH_MAX];
-	struct dirent *de;
-	DIR *d = opendir(CG_ROOT);
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (strncmp(de->d_name, CG_PREFIX, strlen(CG_PREFIX)))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", CG_ROOT, de->d_name);
-		rmdir(path);
-	}
-	closedir(d);
-}
-
-static int join_cgroup(const char *cg)
-{
-	char pid[32];
-
-	snprintf(pid, sizeof(pid), "%d\n", getpid());
-	return cg_write(cg, "cgroup.procs", pid);
+	child_kill_all();
+	if (self->cg_owner[0])
+		cg_remove(self->cg_owner);
+	if (self->cg_sharer[0])
+		cg_remove(self->cg_sharer);
+	cg_memory_restore(self->memory_enabled);
+	mshare_ctx_fini(&self->c);
 }
 
 /*
- * The owner: in its cgroup, makes the region with a MEMCG_OBJ anonymous
- * object, not populated, and hands the fd to the sharer.
+ * The creator: in its cgroup, makes the region with a MEMCG_OBJ anonymous
+ * object, not populated, and hands the sharer the owner file or a
+ * reopened read-write descriptor.
  */
-static int child_owner(const char *cg, uint64_t align, int sock,
-		       int ready_fd, struct gate *done)
+static int child_owner(const char *cg, uint64_t align, bool owner_file,
+		       int sock, int ready_fd, struct gate *done)
 {
 	char ok = 'O';
-	int fd;
+	int fd, give;
 
 	gate_child(done);
-	CHILD_CHECK(join_cgroup(cg) == 0, "join %s: %m", cg);
+	CHILD_CHECK(cg_join(cg) == 0, "join %s: %m", cg);
 	fd = mshare_new(align, O_CLOEXEC);
 	CHILD_CHECK(fd >= 0, "mshare_create: %m");
 	CHILD_CHECK(sys_mshare_map_anon(fd, OBJ_ROFF, MEMCG_OBJ, 0) == 0,
@@ -428,25 +300,30 @@ static int child_owner(const char *cg, uint64_t align, int sock,
 	CHILD_CHECK(sys_mshare_advise(fd, OBJ_ROFF, MEMCG_OBJ,
 				      MADV_NOHUGEPAGE) == 0 || errno == EINVAL,
 		    "MADV_NOHUGEPAGE: %m");
-	CHILD_CHECK(fd_send(sock, fd) == 0, "fd_send: %m");
+	give = owner_file ? fd : fd_reopen(fd, O_RDWR);
+	CHILD_CHECK(give >= 0, "reopen: %m");
+	CHILD_CHECK(fd_send(sock, give) == 0, "fd_send: %m");
 	CHILD_CHECK(msg_send(ready_fd, &ok, 1) == 0, "%m");
 	CHILD_CHECK(gate_wait(done) == 0, "%m");
 	return 0;
 }
 
 /* The sharer: in its cgroup, attaches, then touches every page on go. */
-static int child_sharer(const char *cg, int sock, int ready_fd,
-			struct gate *go, struct gate *done)
+static int child_sharer(const char *cg, bool owner_file, int sock,
+			int ready_fd, struct gate *go, struct gate *done)
 {
+	long long owner_fd = -1;
 	char *w, ok = 'A';
 	size_t off;
 	int fd;
 
 	gate_child(go);
 	gate_child(done);
-	CHILD_CHECK(join_cgroup(cg) == 0, "join %s: %m", cg);
+	CHILD_CHECK(cg_join(cg) == 0, "join %s: %m", cg);
 	fd = fd_recv(sock, STEP_TIMEOUT_MS);
 	CHILD_CHECK(fd >= 0, "fd_recv: %m");
+	CHILD_CHECK(fdinfo_get(0, fd, "mshare-owner-fd", &owner_fd) == 0 &&
+		    owner_fd == owner_file, "mshare-owner-fd %lld", owner_fd);
 	w = sys_mshare_attach(fd, 0, 0, NULL, 0);
 	CHILD_CHECK(w != MAP_FAILED, "attach: %m");
 	CHILD_CHECK(msg_send(ready_fd, &ok, 1) == 0, "%m");
@@ -459,43 +336,20 @@ static int child_sharer(const char *cg, int sock, int ready_fd,
 	return 0;
 }
 
-/* /proc/<pid>/cgroup is "0::/<name of cg>". */
-static void assert_in_cgroup(struct __test_metadata *_metadata, pid_t pid,
-			     const char *cg)
-{
-	char path[64], want[PATH_MAX + 8], *text;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
-	snprintf(want, sizeof(want), "0::%s\n", cg + strlen(CG_ROOT));
-	text = read_text(path, NULL);
-	ASSERT_NE(NULL, text);
-	EXPECT_NE(NULL, strstr(text, want))
-		TH_LOG("pid %d is in %s, not %s", pid, text, cg);
-	free(text);
-}
-
-TEST_F(visibility, memcg_charges_owner_not_sharer)
+TEST_F(memcg, charges_creator_not_sharer)
 {
 	const long long obj = MEMCG_OBJ;
 	struct cg_numbers o0, o1, s0, s1;
 	int sv[2], oready[2], sready[2];
 	struct gate go, done;
 	pid_t owner, sharer;
-	struct statfs sfs;
-	char c;
+	char c, why[256];
+	int ret;
 
-	if (statfs(CG_ROOT, &sfs) || sfs.f_type != CGROUP2_SUPER_MAGIC)
-		SKIP(return, "%s is not a cgroup2 mount", CG_ROOT);
-	if (!cg_has_word(CG_ROOT, "cgroup.controllers", "memory"))
-		SKIP(return, "no memory controller in %s/cgroup.controllers",
-		     CG_ROOT);
-	if (!cg_has_word(CG_ROOT, "cgroup.subtree_control", "memory")) {
-		ASSERT_EQ(0, cg_write(CG_ROOT, "cgroup.subtree_control",
-				      "+memory"))
-			TH_LOG("enabling the memory controller: %s",
-			       strerror(errno));
-		self->memory_enabled = true;
-	}
+	ret = cg_memory_setup(&self->memory_enabled, why, sizeof(why));
+	if (ret == -1)
+		SKIP(return, "%s", why);
+	ASSERT_EQ(0, ret) TH_LOG("%s", why);
 	cg_remove_stale();
 	snprintf(self->cg_owner, sizeof(self->cg_owner), "%s/%sowner.%d",
 		 CG_ROOT, CG_PREFIX, getpid());
@@ -513,13 +367,14 @@ TEST_F(visibility, memcg_charges_owner_not_sharer)
 	ASSERT_EQ(0, pipe2(sready, O_CLOEXEC));
 	sharer = ASSERT_SYS(child_fork());
 	if (sharer == 0)
-		_exit(child_sharer(self->cg_sharer, sv[1], sready[1], &go,
-				   &done));
+		_exit(child_sharer(self->cg_sharer, variant->owner_file, sv[1],
+				   sready[1], &go, &done));
 	owner = ASSERT_SYS(child_fork());
 	if (owner == 0) {
 		gate_child(&go);
-		_exit(child_owner(self->cg_owner, self->align, sv[0],
-				  oready[1], &done));
+		_exit(child_owner(self->cg_owner, self->align,
+				  variant->owner_file, sv[0], oready[1],
+				  &done));
 	}
 	close(oready[1]);
 	close(sready[1]);
@@ -530,14 +385,15 @@ TEST_F(visibility, memcg_charges_owner_not_sharer)
 	assert_in_cgroup(_metadata, owner, self->cg_owner);
 	assert_in_cgroup(_metadata, sharer, self->cg_sharer);
 
-	cg_measure(_metadata, self->cg_owner, &o0);
-	cg_measure(_metadata, self->cg_sharer, &s0);
+	test_cg_measure(_metadata, self->cg_owner, &o0);
+	test_cg_measure(_metadata, self->cg_sharer, &s0);
 	gate_open(&go);
 	ASSERT_EQ(0, msg_recv(sready[0], &c, 1, STEP_TIMEOUT_MS))
 		TH_LOG("sharer touching: %s", strerror(errno));
-	cg_measure(_metadata, self->cg_owner, &o1);
-	cg_measure(_metadata, self->cg_sharer, &s1);
-	ksft_print_msg("memcg-numbers: object_kib=%lld owner_current_kib=%lld owner_shmem_kib=%lld owner_pagetables_kib=%lld sharer_current_kib=%lld sharer_shmem_kib=%lld sharer_pagetables_kib=%lld (growth)\n",
+	test_cg_measure(_metadata, self->cg_owner, &o1);
+	test_cg_measure(_metadata, self->cg_sharer, &s1);
+	ksft_print_msg("memcg-numbers: sharer_has=%s object_kib=%lld owner_current_kib=%lld owner_shmem_kib=%lld owner_pagetables_kib=%lld sharer_current_kib=%lld sharer_shmem_kib=%lld sharer_pagetables_kib=%lld (growth)\n",
+		       variant->owner_file ? "owner-file" : "reopened-file",
 		       obj >> 10, (o1.current - o0.current) >> 10,
 		       (o1.shmem - o0.shmem) >> 10,
 		       (o1.pagetables - o0.pagetables) >> 10,
@@ -545,12 +401,12 @@ TEST_F(visibility, memcg_charges_owner_not_sharer)
 		       (s1.shmem - s0.shmem) >> 10,
 		       (s1.pagetables - s0.pagetables) >> 10);
 
-	/* the sharer faulted the pages in; the owner pays */
+	/* the sharer faulted the pages in; the creator pays */
 	EXPECT_LE(obj * 7 / 8, o1.current - o0.current);
 	EXPECT_LE(obj * 7 / 8, o1.shmem - o0.shmem);
 	EXPECT_GT(obj / 8, s1.current - s0.current);
 	EXPECT_GT(obj / 8, s1.shmem - s0.shmem);
-	/* 16 PTE tables for 32 MiB, in the region, charged to the owner */
+	/* 16 PTE tables for 32 MiB, in the region, charged to the creator */
 	EXPECT_LE(16 * SZ_4K, o1.pagetables - o0.pagetables);
 	EXPECT_GT(4 * SZ_4K, s1.pagetables - s0.pagetables);
 
