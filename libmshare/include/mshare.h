@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>	/* MAP_FAILED, PROT_*, MAP_*, MADV_* */
-#include <sys/types.h>	/* off_t, pid_t */
+#include <sys/types.h>	/* off_t */
 
 /*
  * The kernel's uapi header, where it is installed. Otherwise the same
@@ -65,14 +65,21 @@ extern "C" {
 
 /*
  * What /proc/thread-self/fdinfo shows of a region descriptor; see
- * mshare_info().
+ * mshare_info(). The layout is that of libmshare 0.1, whose pid_t owner
+ * was where owned is (and read 0 once the region was gone, as owned
+ * does); owner_fd sits in what was padding.
  */
 struct mshare_fdinfo {
 	uint64_t size;		/* size in bytes, 0 while unsized */
 	uint64_t align;		/* sharing alignment in bytes */
-	pid_t owner;		/* owner's process ID, 0 once it is gone */
+	int owned;		/* 1 while an owner file of the region is open
+				   (its contents live), 0 once the last is closed */
 	unsigned int attached;	/* processes with a window onto the region */
 	unsigned int windows;	/* windows onto the region */
+	int owner_fd;		/* 1 if this descriptor refers to an owner file
+				   (it carries ownership), 0 if not, -1 if the
+				   kernel does not tell (before ownership moved
+				   to the descriptor) */
 	uint64_t rss_pages;	/* resident pages of the region */
 	uint64_t pgtables_bytes; /* bytes of page tables of the region */
 };
@@ -82,8 +89,10 @@ struct mshare_fdinfo {
  */
 
 /*
- * Make a new, empty region owned by the calling process. flags is 0 or
- * O_CLOEXEC. Returns a read-write descriptor of the region.
+ * Make a new, empty region. flags is 0 or O_CLOEXEC. Returns a read-write
+ * descriptor of the region's owner file: whoever holds that open file (this
+ * descriptor, its dups, a copy passed with SCM_RIGHTS) owns the region, and
+ * the region lives until the last reference to it is closed.
  */
 int mshare_create(unsigned int flags);
 
@@ -165,10 +174,20 @@ int mshare_map_object(int fd, off_t region_offset, size_t len,
 long mshare_alignment(int fd);
 
 /*
- * A new read-only descriptor (close-on-exec) of the region fd, which the
- * caller owns; it allows only read-only windows.
+ * A new read-only descriptor (close-on-exec) of the region fd; it allows
+ * only read-only windows and carries no ownership. For a region of
+ * mshare_create(), the caller must hold an owner file of it.
  */
 int mshare_fd_rdonly(int fd);
+
+/*
+ * A new read-write descriptor (close-on-exec) of the region fd that carries
+ * no ownership: it maps read-write windows, but cannot change the region
+ * and does not keep it alive. What an owner hands to a read-write sharer.
+ * For a region of mshare_create(), the caller must hold an owner file of
+ * it.
+ */
+int mshare_fd_rdwr(int fd);
 
 /*
  * Fill *out with what the kernel shows of the region fd in

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Conveniences over the system calls: mshare_map() with its arguments
- * spelled out, the sharing alignment, a read-only descriptor.
+ * spelled out, the sharing alignment, sharers' descriptors (read-only and
+ * read-write) that carry no ownership.
  */
 
 #include <errno.h>
@@ -64,12 +65,12 @@ long mshare_alignment(int fd)
 }
 
 /*
- * Opening the region again through /proc gives a descriptor with a mode of
- * its own; the kernel lets only the region's owner do this for a region of
- * mshare_create(). thread-self, not self: a thread may have a file table
- * of its own.
+ * Opening the region again through /proc gives a new file with the mode of
+ * the open and no ownership; for a region of mshare_create() the kernel
+ * allows it only to a process that holds an owner file of the region.
+ * thread-self, not self: a thread may have a file table of its own.
  */
-static int fd_rdonly(int fd)
+static int fd_reopen(int fd, int mode)
 {
 	char path[MSHARE_PROC_PATH_MAX];
 	struct stat st;
@@ -78,11 +79,16 @@ static int fd_rdonly(int fd)
 	if (r < 0)
 		return r;
 	snprintf(path, sizeof(path), "/proc/thread-self/fd/%d", fd);
-	r = open(path, O_RDONLY | O_CLOEXEC);
+	r = open(path, mode | O_CLOEXEC);
 	return r < 0 ? -errno : r;
 }
 
 int mshare_fd_rdonly(int fd)
 {
-	return (int)mshare_ret(fd_rdonly(fd));
+	return (int)mshare_ret(fd_reopen(fd, O_RDONLY));
+}
+
+int mshare_fd_rdwr(int fd)
+{
+	return (int)mshare_ret(fd_reopen(fd, O_RDWR));
 }

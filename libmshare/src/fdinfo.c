@@ -5,13 +5,18 @@
  *
  *	mshare-size	 bytes, 0 while the region is unsized
  *	mshare-align	 sharing alignment in bytes
- *	mshare-owner	 owner's TGID in the reader's PID namespace, 0 once gone
+ *	mshare-owned	 1 while an owner file of the region is open, else 0
+ *	mshare-owner-fd	 1 if this descriptor's file is an owner file, else 0
  *	mshare-attached	 processes with a window onto the region
  *	mshare-windows	 windows onto the region
  *	mshare-rss	 resident pages of the region
  *	mshare-pgtables	 bytes of page tables of the region
  *
- * after the lines every fdinfo file has (pos, flags, mnt_id, ino).
+ * after the lines every fdinfo file has (pos, flags, mnt_id, ino). A kernel
+ * from before ownership moved to the descriptor shows, instead of the two
+ * ownership lines, mshare-owner (the owner's TGID, 0 once gone): it is read
+ * as owned = (TGID != 0) and owner_fd = -1 (not told), so that the library
+ * still works there (mshare_alignment() needs the parser).
  */
 
 #include <errno.h>
@@ -29,15 +34,15 @@
 enum {
 	KEY_SIZE,
 	KEY_ALIGN,
-	KEY_OWNER,
+	KEY_OWNED,
+	KEY_OWNER_FD,
 	KEY_ATTACHED,
 	KEY_WINDOWS,
 	KEY_RSS,
 	KEY_PGTABLES,
+	KEY_OWNER_PID,	/* older kernels, instead of the two above */
 	NR_KEYS
 };
-
-_Static_assert(sizeof(pid_t) == sizeof(int), "pid_t is int");
 
 static const struct {
 	const char *name;
@@ -45,12 +50,20 @@ static const struct {
 } keys[NR_KEYS] = {
 	[KEY_SIZE]	= { "mshare-size",	UINT64_MAX },
 	[KEY_ALIGN]	= { "mshare-align",	UINT64_MAX },
-	[KEY_OWNER]	= { "mshare-owner",	INT_MAX },
+	[KEY_OWNED]	= { "mshare-owned",	1 },
+	[KEY_OWNER_FD]	= { "mshare-owner-fd",	1 },
 	[KEY_ATTACHED]	= { "mshare-attached",	UINT_MAX },
 	[KEY_WINDOWS]	= { "mshare-windows",	UINT_MAX },
 	[KEY_RSS]	= { "mshare-rss",	UINT64_MAX },
 	[KEY_PGTABLES]	= { "mshare-pgtables",	UINT64_MAX },
+	[KEY_OWNER_PID]	= { "mshare-owner",	INT_MAX },
 };
+
+#define BIT(k)		(1u << (k))
+/* What every kernel shows, and the ownership lines of the two formats. */
+#define KEYS_COMMON	(BIT(KEY_SIZE) | BIT(KEY_ALIGN) | BIT(KEY_ATTACHED) | \
+			 BIT(KEY_WINDOWS) | BIT(KEY_RSS) | BIT(KEY_PGTABLES))
+#define KEYS_OWNERSHIP	(BIT(KEY_OWNED) | BIT(KEY_OWNER_FD))
 
 #define KEY_PREFIX	"mshare-"
 
@@ -86,6 +99,7 @@ int mshare__fdinfo_parse(FILE *f, struct mshare_fdinfo *out)
 	_cleanup_free_ char *line = NULL;
 	unsigned long long value[NR_KEYS];
 	unsigned int seen = 0;
+	int owned, owner_fd;
 	size_t cap = 0;
 	ssize_t len;
 
@@ -109,25 +123,35 @@ int mshare__fdinfo_parse(FILE *f, struct mshare_fdinfo *out)
 		i = key_index(line, colon - line);
 		if (i < 0)
 			continue;	/* a key of a newer kernel */
-		if (colon[1] != '\t' || (seen & (1u << i)))
+		if (colon[1] != '\t' || (seen & BIT(i)))
 			return -EPROTO;
 		r = parse_decimal(colon + 2, keys[i].max, &value[i]);
 		if (r < 0)
 			return r;
-		seen |= 1u << i;
+		seen |= BIT(i);
 	}
 	if (ferror(f) || !feof(f))
 		return errno ? -errno : -EIO;
 
 	if (!seen)
 		return -EBADF;
-	if (seen != (1u << NR_KEYS) - 1)
+	if ((seen & KEYS_COMMON) != KEYS_COMMON)
+		return -EPROTO;
+	/* Both ownership lines, or (an older kernel) the owner's TGID alone. */
+	if ((seen & KEYS_OWNERSHIP) == KEYS_OWNERSHIP) {
+		owned = (int)value[KEY_OWNED];
+		owner_fd = (int)value[KEY_OWNER_FD];
+	} else if (!(seen & KEYS_OWNERSHIP) && (seen & BIT(KEY_OWNER_PID))) {
+		owned = value[KEY_OWNER_PID] != 0;
+		owner_fd = -1;
+	} else
 		return -EPROTO;
 
 	*out = (struct mshare_fdinfo) {
 		.size		= value[KEY_SIZE],
 		.align		= value[KEY_ALIGN],
-		.owner		= (pid_t)value[KEY_OWNER],
+		.owned		= owned,
+		.owner_fd	= owner_fd,
 		.attached	= (unsigned int)value[KEY_ATTACHED],
 		.windows	= (unsigned int)value[KEY_WINDOWS],
 		.rss_pages	= value[KEY_RSS],

@@ -33,7 +33,7 @@
 # define MADV_POPULATE_WRITE	23
 #endif
 
-#define PLAN		16
+#define PLAN		19
 #define OBJECT_SIZE	(2UL << 20)	/* the anonymous object: 2 MiB */
 
 /* A diagnostic line: TAP ignores it. */
@@ -221,7 +221,7 @@ int main(void)
 	struct mshare_fdinfo info;
 	unsigned char *win, *rwin;
 	long align;
-	int fd, rfd, r, sig, err;
+	int fd, rfd, wfd, r, sig, err;
 	uint64_t rss;
 	bool ok;
 
@@ -316,9 +316,9 @@ int main(void)
 	if (r)
 		diag_errno("mshare_info", errno);
 	else
-		diag("size %llu align %llu owner %d attached %u windows %u rss %llu pages pgtables %llu bytes",
+		diag("size %llu align %llu owned %d owner_fd %d attached %u windows %u rss %llu pages pgtables %llu bytes",
 		     (unsigned long long)info.size,
-		     (unsigned long long)info.align, (int)info.owner,
+		     (unsigned long long)info.align, info.owned, info.owner_fd,
 		     info.attached, info.windows,
 		     (unsigned long long)info.rss_pages,
 		     (unsigned long long)info.pgtables_bytes);
@@ -329,18 +329,24 @@ int main(void)
 	rss = r == 0 ? info.rss_pages : 0;
 	ok(r == 0 && info.size == (uint64_t)align &&
 	       info.align == (uint64_t)align &&
-	       info.owner == getpid() && info.attached == 1 &&
+	       info.owned == 1 && info.owner_fd == 1 && info.attached == 1 &&
 	       info.windows == 1 && rss >= OBJECT_SIZE / page / 2 &&
 	       info.pgtables_bytes > 0,
-	       "mshare_info() shows the size, the alignment, the owner, one window and the resident pages");
+	       "mshare_info() shows the size, the alignment, an owner file (this one), one window and the resident pages");
 
 	/* 11: mshare_fd_rdonly */
 	rfd = mshare_fd_rdonly(fd);
 	if (rfd < 0)
 		diag_errno("mshare_fd_rdonly", errno);
+	r = rfd >= 0 ? mshare_info(rfd, &info) : -1;
+	if (rfd >= 0 && r)
+		diag_errno("mshare_info of the read-only descriptor", errno);
+	else if (rfd >= 0)
+		diag("read-only descriptor: owned %d owner_fd %d", info.owned, info.owner_fd);
 	ok(rfd >= 0 && (fcntl(rfd, F_GETFL) & O_ACCMODE) == O_RDONLY &&
-	       (fcntl(rfd, F_GETFD) & FD_CLOEXEC),
-	       "mshare_fd_rdonly() gives a close-on-exec read-only descriptor");
+	       (fcntl(rfd, F_GETFD) & FD_CLOEXEC) && r == 0 && info.owned == 1 &&
+	       info.owner_fd == 0,
+	       "mshare_fd_rdonly() gives a close-on-exec read-only descriptor that is no owner file");
 
 	/* 12: a writable window through it is refused */
 	rwin = rfd < 0 ? MAP_FAILED : mshare_attach(rfd, 0, 0, NULL, 0);
@@ -399,7 +405,54 @@ int main(void)
 		close(rfd);
 	ok(ok, "mshare_attach() behind a filter that answers ENOSYS or EPERM maps the same pages with mmap() and refuses what the call refuses");
 
-	/* 15: mshare_unmap */
+	/* 15: mshare_fd_rdwr: a read-write sharer, no owner */
+	wfd = mshare_fd_rdwr(fd);
+	if (wfd < 0)
+		diag_errno("mshare_fd_rdwr", errno);
+	r = wfd >= 0 ? mshare_info(wfd, &info) : -1;
+	if (wfd >= 0 && r)
+		diag_errno("mshare_info of the read-write sharer's descriptor", errno);
+	ok(wfd >= 0 && (fcntl(wfd, F_GETFL) & O_ACCMODE) == O_RDWR &&
+	       (fcntl(wfd, F_GETFD) & FD_CLOEXEC) && r == 0 && info.owned == 1 &&
+	       info.owner_fd == 0,
+	       "mshare_fd_rdwr() gives a close-on-exec read-write descriptor that is no owner file");
+
+	/* 16: its window writes, its changes are refused */
+	rwin = wfd < 0 ? MAP_FAILED : mshare_attach(wfd, 0, 0, NULL, 0);
+	if (wfd >= 0 && rwin == MAP_FAILED)
+		diag_errno("mshare_attach through the read-write sharer's descriptor", errno);
+	ok = rwin != MAP_FAILED && check_pattern(rwin, OBJECT_SIZE);
+	if (ok) {
+		rwin[2] = 0x5c;
+		ok = win[2] == 0x5c;
+		if (!ok)
+			diag("a write through the sharer's window is not seen in the owner's");
+		win[2] = pattern(2);
+	}
+	if (ok) {
+		r = mshare_protect(wfd, 0, OBJECT_SIZE, PROT_READ);
+		err = errno;
+		if (r == 0 || err != EPERM)
+			diag("mshare_protect through the sharer's descriptor: %s",
+			     r == 0 ? "succeeded" : strerror(err));
+		ok = r == -1 && err == EPERM;
+	}
+	if (ok) {
+		r = mshare_map_object(wfd, align - OBJECT_SIZE, OBJECT_SIZE,
+				      PROT_READ, MAP_ANONYMOUS, -1, 0);
+		err = errno;
+		if (r == 0 || err != EPERM)
+			diag("mshare_map_object through the sharer's descriptor: %s",
+			     r == 0 ? "succeeded" : strerror(err));
+		ok = r == -1 && err == EPERM;
+	}
+	if (rwin != MAP_FAILED && munmap(rwin, align)) {
+		diag_errno("munmap", errno);
+		ok = false;
+	}
+	ok(ok, "through it a read-write window shares the pages, mshare_protect() and mshare_map() fail with EPERM");
+
+	/* 17: mshare_unmap */
 	r = mshare_unmap(fd, 0, OBJECT_SIZE);
 	if (r)
 		diag_errno("mshare_unmap", errno);
@@ -422,7 +475,7 @@ int main(void)
 	}
 	ok(ok, "mshare_unmap(): the window faults with SIGSEGV, the pages are freed");
 
-	/* 16: the window goes, then the region */
+	/* 18: the window goes, then the owner file */
 	ok = munmap(win, align) == 0;
 	if (!ok)
 		diag_errno("munmap", errno);
@@ -430,7 +483,22 @@ int main(void)
 		diag_errno("close", errno);
 		ok = false;
 	}
-	ok(ok, "munmap() of the window and close() of the region");
+	ok(ok, "munmap() of the window and close() of the owner file");
+
+	/* 19: the sharer's descriptor does not keep the region */
+	r = wfd >= 0 ? mshare_info(wfd, &info) : -1;
+	if (wfd >= 0 && r)
+		diag_errno("mshare_info after the owner file was closed", errno);
+	rwin = wfd < 0 ? MAP_FAILED : mshare_attach(wfd, 0, 0, NULL, 0);
+	err = errno;
+	if (rwin != MAP_FAILED) {
+		diag("mshare_attach after the owner file was closed succeeded");
+		munmap(rwin, align);
+	}
+	ok(wfd >= 0 && r == 0 && info.owned == 0 && rwin == MAP_FAILED && err == ENXIO,
+	       "once the owner file is closed the region has no owner: mshare-owned 0, mshare_attach() ENXIO");
+	if (wfd >= 0)
+		close(wfd);
 
 	printf("%u passed, %u failed\n", tap_count - tap_failed, tap_failed);
 	return tap_failed || tap_count != PLAN ? 1 : 0;

@@ -44,6 +44,17 @@ STATIC_ASSERT(offsetof(struct mshare_map_args, flags) == 28);
 STATIC_ASSERT(offsetof(struct mshare_map_args, backing_fd) == 32);
 STATIC_ASSERT(offsetof(struct mshare_map_args, __reserved) == 36);
 
+/* The layout of libmshare 0.1's struct, whose pid_t owner was at 16. */
+STATIC_ASSERT(sizeof(struct mshare_fdinfo) == 48);
+STATIC_ASSERT(offsetof(struct mshare_fdinfo, size) == 0);
+STATIC_ASSERT(offsetof(struct mshare_fdinfo, align) == 8);
+STATIC_ASSERT(offsetof(struct mshare_fdinfo, owned) == 16);
+STATIC_ASSERT(offsetof(struct mshare_fdinfo, attached) == 20);
+STATIC_ASSERT(offsetof(struct mshare_fdinfo, windows) == 24);
+STATIC_ASSERT(offsetof(struct mshare_fdinfo, owner_fd) == 28);
+STATIC_ASSERT(offsetof(struct mshare_fdinfo, rss_pages) == 32);
+STATIC_ASSERT(offsetof(struct mshare_fdinfo, pgtables_bytes) == 40);
+
 /* The declarations, by their types. */
 static int (*const f_create)(unsigned int) = mshare_create;
 static void *(*const f_attach)(int, off_t, size_t, void *, unsigned int) =
@@ -58,14 +69,15 @@ static int (*const f_map_object)(int, off_t, size_t, unsigned int,
 				 unsigned int, int, off_t) = mshare_map_object;
 static long (*const f_alignment)(int) = mshare_alignment;
 static int (*const f_fd_rdonly)(int) = mshare_fd_rdonly;
+static int (*const f_fd_rdwr)(int) = mshare_fd_rdwr;
 static int (*const f_info)(int, struct mshare_fdinfo *) = mshare_info;
 
 int main(void)
 {
-	struct mshare_fdinfo info = { 0, 0, 0, 0, 0, 0, 0 };
+	struct mshare_fdinfo info = { 0, 0, 0, 0, 0, 0, 0, 0 };
 
 	(void)f_create; (void)f_attach; (void)f_map; (void)f_unmap;
 	(void)f_protect; (void)f_advise; (void)f_map_object;
-	(void)f_alignment; (void)f_fd_rdonly; (void)f_info;
+	(void)f_alignment; (void)f_fd_rdonly; (void)f_fd_rdwr; (void)f_info;
 	return (int)info.attached;
 }

@@ -30,7 +30,8 @@
 #define BODY							\
 	"mshare-size:\t549755813888\n"				\
 	"mshare-align:\t549755813888\n"				\
-	"mshare-owner:\t42\n"					\
+	"mshare-owned:\t1\n"					\
+	"mshare-owner-fd:\t1\n"					\
 	"mshare-attached:\t3\n"					\
 	"mshare-windows:\t4\n"					\
 	"mshare-rss:\t512\n"					\
@@ -59,27 +60,28 @@ static int parse(const char *text, size_t len, struct mshare_fdinfo *out)
 static bool same(const struct mshare_fdinfo *a, const struct mshare_fdinfo *b)
 {
 	return a->size == b->size && a->align == b->align &&
-	       a->owner == b->owner &&
+	       a->owned == b->owned && a->owner_fd == b->owner_fd &&
 	       a->attached == b->attached && a->windows == b->windows &&
 	       a->rss_pages == b->rss_pages &&
 	       a->pgtables_bytes == b->pgtables_bytes;
 }
 
 static const struct mshare_fdinfo poison = {
-	.size = 0xdeadbeef, .align = 0xdeadbeef, .owner = -7, .attached = 77, .windows = 77,
+	.size = 0xdeadbeef, .align = 0xdeadbeef, .owned = -7, .owner_fd = -7, .attached = 77,
+	.windows = 77,
 	.rss_pages = 0xdeadbeef, .pgtables_bytes = 0xdeadbeef,
 };
 
 /* The text parses to the given values. */
 static void good(const char *what, const char *text, uint64_t size,
-		 uint64_t align, pid_t owner, unsigned int attached,
+		 uint64_t align, int owned, int owner_fd, unsigned int attached,
 		 unsigned int windows, uint64_t rss, uint64_t pgtables)
 {
 	struct mshare_fdinfo out = poison;
 	int r = parse(text, 0, &out);
 
 	ok(r == 0 && out.size == size && out.align == align &&
-	       out.owner == owner &&
+	       out.owned == owned && out.owner_fd == owner_fd &&
 	       out.attached == attached && out.windows == windows &&
 	       out.rss_pages == rss && out.pgtables_bytes == pgtables,
 	       "parses %s", what);
@@ -118,23 +120,44 @@ static void test_parser(void)
 	size_t n;
 
 	good("a region's fdinfo", HEAD BODY, 549755813888ULL, 549755813888ULL,
-	     42, 3, 4, 512, 8192);
+	     1, 1, 3, 4, 512, 8192);
 	good("keys in any order, unknown lines and keys",
 	     "mshare-pgtables:\t0\nmshare-rss:\t0\neventfd-count:\t1\n"
 	     "mshare-windows:\t0\nmshare-future:\tnot a number\n"
-	     "mshare-attached:\t0\nmshare-owner:\t0\nmshare-size:\t0\n"
+	     "mshare-owner-fd:\t0\nmshare-attached:\t0\nmshare-owned:\t0\n"
+	     "mshare-size:\t0\nmshare-owners:\t3\n"
 	     "mshare-sizes:\tx\nmshare-align:\t4096\nmshare-aligns:\t1\n",
-	     0, 4096, 0, 0, 0, 0, 0);
+	     0, 4096, 0, 0, 0, 0, 0, 0);
+	good("a sharer's descriptor of a live region",
+	     HEAD "mshare-size:\t4096\nmshare-align:\t4096\nmshare-owned:\t1\n"
+	     "mshare-owner-fd:\t0\nmshare-attached:\t1\nmshare-windows:\t2\n"
+	     "mshare-rss:\t1\nmshare-pgtables:\t4096\n",
+	     4096, 4096, 1, 0, 1, 2, 1, 4096);
 	good("the largest values",
 	     "mshare-size:\t18446744073709551615\n"
 	     "mshare-align:\t18446744073709551615\n"
-	     "mshare-owner:\t2147483647\n"
+	     "mshare-owned:\t1\n"
+	     "mshare-owner-fd:\t1\n"
 	     "mshare-attached:\t4294967295\n"
 	     "mshare-windows:\t4294967295\n"
 	     "mshare-rss:\t18446744073709551615\n"
 	     "mshare-pgtables:\t18446744073709551615\n",
-	     UINT64_MAX, UINT64_MAX, 2147483647, 4294967295U, 4294967295U,
+	     UINT64_MAX, UINT64_MAX, 1, 1, 4294967295U, 4294967295U,
 	     UINT64_MAX, UINT64_MAX);
+	/* Kernels from before ownership moved to the descriptor. */
+	good("an older kernel's mshare-owner: owned, owner_fd not told",
+	     HEAD "mshare-size:\t0\nmshare-align:\t4096\nmshare-owner:\t42\n"
+	     "mshare-attached:\t0\nmshare-windows:\t0\nmshare-rss:\t0\n"
+	     "mshare-pgtables:\t0\n",
+	     0, 4096, 1, -1, 0, 0, 0, 0);
+	good("an older kernel's region whose owner is gone",
+	     HEAD "mshare-size:\t0\nmshare-align:\t4096\nmshare-owner:\t0\n"
+	     "mshare-attached:\t0\nmshare-windows:\t0\nmshare-rss:\t0\n"
+	     "mshare-pgtables:\t0\n",
+	     0, 4096, 0, -1, 0, 0, 0, 0);
+	good("both formats: the ownership lines win",
+	     HEAD BODY "mshare-owner:\t0\n", 549755813888ULL, 549755813888ULL,
+	     1, 1, 3, 4, 512, 8192);
 
 	/* A line longer than any buffer a parser might guess. */
 	n = 100000;
@@ -148,19 +171,33 @@ static void test_parser(void)
 	long_line[n] = '\0';
 	sprintf(text, "lock:\t%s\n" HEAD BODY, long_line);
 	good("after a 100000-byte line", text, 549755813888ULL,
-	     549755813888ULL, 42, 3, 4, 512, 8192);
+	     549755813888ULL, 1, 1, 3, 4, 512, 8192);
 	free(long_line);
 	free(text);
 
 	bad("an empty file", "", 0, EBADF);
 	bad("the fdinfo of another file", HEAD, 0, EBADF);
 	bad("a missing key", HEAD
-	    "mshare-size:\t0\nmshare-align:\t4096\nmshare-owner:\t1\n"
-	    "mshare-attached:\t0\nmshare-windows:\t0\nmshare-rss:\t0\n", 0,
-	    EPROTO);
+	    "mshare-size:\t0\nmshare-align:\t4096\nmshare-owned:\t1\n"
+	    "mshare-owner-fd:\t1\nmshare-attached:\t0\nmshare-windows:\t0\n"
+	    "mshare-rss:\t0\n", 0, EPROTO);
 	bad("a missing mshare-align (the fdinfo of an older kernel)", HEAD
 	    "mshare-size:\t0\nmshare-owner:\t1\nmshare-attached:\t0\n"
 	    "mshare-windows:\t0\nmshare-rss:\t0\nmshare-pgtables:\t0\n", 0,
+	    EPROTO);
+	bad("mshare-owned without mshare-owner-fd", HEAD
+	    "mshare-size:\t0\nmshare-align:\t4096\nmshare-owned:\t1\n"
+	    "mshare-attached:\t0\nmshare-windows:\t0\nmshare-rss:\t0\n"
+	    "mshare-pgtables:\t0\n", 0, EPROTO);
+	bad("mshare-owner-fd without mshare-owned, even with mshare-owner", HEAD
+	    "mshare-size:\t0\nmshare-align:\t4096\nmshare-owner-fd:\t1\n"
+	    "mshare-owner:\t1\nmshare-attached:\t0\nmshare-windows:\t0\n"
+	    "mshare-rss:\t0\nmshare-pgtables:\t0\n", 0, EPROTO);
+	bad("no ownership line at all", HEAD
+	    "mshare-size:\t0\nmshare-align:\t4096\nmshare-attached:\t0\n"
+	    "mshare-windows:\t0\nmshare-rss:\t0\nmshare-pgtables:\t0\n", 0,
+	    EPROTO);
+	bad("a repeated mshare-owner-fd", HEAD BODY "mshare-owner-fd:\t0\n", 0,
 	    EPROTO);
 	bad("a repeated mshare-align", HEAD BODY "mshare-align:\t4096\n", 0,
 	    EPROTO);
@@ -182,14 +219,16 @@ static void test_parser(void)
 	    "mshare-align:\t18446744073709551616\n", 0, EPROTO);
 	bad("a unit after the alignment", "mshare-align:\t512G\n", 0, EPROTO);
 	bad("an owner past INT_MAX", "mshare-owner:\t2147483648\n", 0, EPROTO);
+	bad("mshare-owned past 1", "mshare-owned:\t2\n", 0, EPROTO);
+	bad("mshare-owner-fd past 1", "mshare-owner-fd:\t2\n", 0, EPROTO);
 	bad("attached past UINT_MAX", "mshare-attached:\t4294967296\n", 0,
 	    EPROTO);
 	bad("windows past UINT_MAX", "mshare-windows:\t4294967296\n", 0,
 	    EPROTO);
 	bad("a last line without a newline", HEAD
-	    "mshare-size:\t0\nmshare-align:\t4096\nmshare-owner:\t1\n"
-	    "mshare-attached:\t0\nmshare-windows:\t0\nmshare-rss:\t0\n"
-	    "mshare-pgtables:\t0", 0, EPROTO);
+	    "mshare-size:\t0\nmshare-align:\t4096\nmshare-owned:\t1\n"
+	    "mshare-owner-fd:\t1\nmshare-attached:\t0\nmshare-windows:\t0\n"
+	    "mshare-rss:\t0\nmshare-pgtables:\t0", 0, EPROTO);
 	bad("a NUL inside a value", "mshare-rss:\t1\0002\n",
 	    sizeof("mshare-rss:\t1\0002\n") - 1, EPROTO);
 	bad("a NUL inside another line", HEAD BODY "pos:\t\0\n",
@@ -225,6 +264,11 @@ static void test_calls(void)
 	errno = 0;
 	fails("mshare_fd_rdonly() of a closed descriptor",
 	      mshare_fd_rdonly(closed), EBADF);
+	errno = 0;
+	fails("mshare_fd_rdwr() of /dev/null", mshare_fd_rdwr(fd), EBADF);
+	errno = 0;
+	fails("mshare_fd_rdwr() of a closed descriptor",
+	      mshare_fd_rdwr(closed), EBADF);
 	/* Refused before any system call. */
 	errno = 0;
 	fails("mshare_map_object() at a negative region offset",
