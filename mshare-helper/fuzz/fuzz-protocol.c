@@ -32,6 +32,7 @@ static void check_request_roundtrip(const struct proto_request *req)
 	assert(str_eq(again.region, req->region));
 	assert(again.mode == req->mode);
 	assert(again.start == req->start);
+	assert(again.force == req->force);
 	assert(again.has_container == req->has_container);
 	assert(str_eq(again.container_name, req->container_name));
 	assert(str_eq(again.container_id, req->container_id));

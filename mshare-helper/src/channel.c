@@ -7,9 +7,11 @@
 #include <unistd.h>
 
 #include "channel.h"
+#include "crash.h"
 #include "log.h"
 #include "peer.h"
 #include "server.h"
+#include "state.h"
 
 static void channel_free(struct channel *ch)
 {
@@ -79,18 +81,46 @@ static void channel_close_fds(struct channel *ch)
 	ch->process.fd = safe_close(ch->process.fd);
 }
 
+/* The channel's socket and pidfd into the fd store, or out of it. */
+static void channel_store(struct channel *ch, bool put)
+{
+	struct server *s = ch->server;
+
+	if (!s->store->enabled)
+		return;
+	for (int pidfd = 0; pidfd < 2; pidfd++) {
+		_cleanup_free_ char *name = fdstore_channel_name(ch->serial, pidfd);
+
+		if (!name) {
+			log_oom();
+			continue;
+		}
+		if (put)
+			(void)fdstore_put(s->store, name, pidfd ? ch->process.fd : ch->listen.fd);
+		else
+			(void)fdstore_remove(s->store, name);
+	}
+}
+
 void channel_close(struct channel *ch, const char *why)
 {
+	struct server *s = ch->server;
+
 	if (ch->dead)
 		return;
 	log_info("Container %s%s%s%s, pid %d: %s; its channel is closed.", ch->id, ch->name ? " (" : "",
 		 strempty(ch->name), ch->name ? ")" : "", (int)ch->pid, why);
+	/* Else the store would keep the socket open, and connections to it
+	 * would wait instead of being refused. */
+	channel_store(ch, false);
 	/* The hook that sent them may still hold the same files: the epoll
 	 * registrations go explicitly. Events already fetched in this batch
 	 * see ch->dead. */
 	channel_close_fds(ch);
 	ch->dead = true;
-	ch->server->n_channels--;
+	s->n_channels--;
+	if (s->save)
+		s->save(s->userdata);
 }
 
 void channel_collect(struct server *s)
@@ -218,6 +248,30 @@ static int container_cgroup(int pidfd, pid_t pid, const char *registrar_cgroup, 
 	return k;
 }
 
+/* Watches a new channel's descriptors and adds it to the server's list;
+ * frees it on failure. */
+static int channel_start(struct server *s, struct channel *ch)
+{
+	int k;
+
+	/* Edge-triggered: server_accept() takes a burst and re-arms. Queued
+	 * connections (a restart) are reported at once. */
+	k = watch_add(s->epoll_fd, &ch->listen, EPOLLIN | EPOLLET);
+	if (k == 0)
+		k = watch_add(s->epoll_fd, &ch->process, EPOLLIN);
+	if (k < 0) {
+		channel_close_fds(ch);
+		channel_free(ch);
+		return k;
+	}
+	ch->next = s->channels;
+	if (s->channels)
+		s->channels->prev = ch;
+	s->channels = ch;
+	s->n_channels++;
+	return 0;
+}
+
 int channel_register(struct server *s, struct proto_request *req, int listen_fd, int pidfd,
 		     const char *registrar_cgroup, struct channel **ret, char **ret_error)
 {
@@ -255,6 +309,7 @@ int channel_register(struct server *s, struct proto_request *req, int listen_fd,
 	*ch = (struct channel){
 		.listen = { .fd = -1, .dispatch = channel_dispatch_listen },
 		.process = { .fd = -1, .dispatch = channel_dispatch_process },
+		.serial = s->next_serial++,
 		.server = s,
 		.pid = pid,
 		.cgroup = TAKE_PTR(cgroup),
@@ -266,20 +321,58 @@ int channel_register(struct server *s, struct proto_request *req, int listen_fd,
 	}
 	ch->listen.fd = TAKE_FD(lfd);
 	ch->process.fd = TAKE_FD(pfd);
-	/* Edge-triggered: server_accept() takes a burst and re-arms. */
-	k = watch_add(s->epoll_fd, &ch->listen, EPOLLIN | EPOLLET);
-	if (k == 0)
-		k = watch_add(s->epoll_fd, &ch->process, EPOLLIN);
-	if (k < 0) {
-		channel_close_fds(ch);
-		channel_free(ch);
+	k = channel_start(s, ch);
+	if (k < 0)
 		return k;
-	}
-	ch->next = s->channels;
-	if (s->channels)
-		s->channels->prev = ch;
-	s->channels = ch;
-	s->n_channels++;
+	/* The caller saves the state before it replies: a crash before
+	 * that leaves these in the store for the next start to drop, and
+	 * the hook without a reply fails the container's start. */
+	channel_store(ch, true);
+	crash_point("register-stored");
+	*ret = ch;
+	return 0;
+}
+
+int channel_adopt(struct server *s, struct state_container *c, int listen_fd, int pidfd,
+		  struct channel **ret)
+{
+	_cleanup_close_ int lfd = listen_fd, pfd = pidfd;
+	struct channel *ch;
+	int flags, pid, k;
+
+	if (sd_is_socket_unix(lfd, SOCK_SEQPACKET, 1, NULL, 0) <= 0)
+		return -EBADF;
+	pid = pidfd_pid(pfd);
+	if (pid < 0)
+		return pid;
+	flags = fcntl(lfd, F_GETFL);
+	if (flags < 0 || fcntl(lfd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return -errno;
+
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	*ch = (struct channel){
+		.listen = { .fd = TAKE_FD(lfd), .dispatch = channel_dispatch_listen },
+		.process = { .fd = TAKE_FD(pfd), .dispatch = channel_dispatch_process },
+		.serial = c->serial,
+		.server = s,
+		.pid = pid,
+		.id = TAKE_PTR(c->id),
+		.name = TAKE_PTR(c->name),
+		.annotations = TAKE_PTR(c->annotations),
+		.n_annotations = c->n_annotations,
+		.regions = TAKE_PTR(c->regions),
+		.n_regions = c->n_regions,
+		.cgroup = TAKE_PTR(c->cgroup),
+	};
+	c->n_annotations = c->n_regions = 0;
+	/* Serials go on from the highest one adopted. */
+	if (s->next_serial <= ch->serial)
+		s->next_serial = ch->serial + 1;
+	k = channel_start(s, ch);
+	if (k < 0)
+		return k;
 	*ret = ch;
 	return 0;
 }

@@ -14,8 +14,10 @@
  * still allow. A container that has no cgroup of its own (its process sits
  * in the root cgroup, or in a cgroup that holds the hook or the daemon) is
  * not registered: its processes could not be told from others.
- * The channel ends when the hook unregisters the container, when its
- * process exits (the pidfd turns readable) or when the daemon stops.
+ * The channel ends when the hook unregisters the container or when its
+ * process exits (the pidfd turns readable). Its socket and pidfd are kept
+ * in the fd store, so that a restarted daemon goes on serving it
+ * (channel_adopt()); when the daemon stops it closes only its copies.
  *
  * A channel that ends is closed at once (its sockets leave the epoll set)
  * and freed after the event batch that ended it, once no connection refers
@@ -37,6 +39,7 @@ struct server;
 
 struct channel {
 	struct watch listen;		/* the container's socket */
+	uint64_t serial;		/* names its descriptors in the fd store */
 	struct watch process;		/* pidfd: readable once the process exits */
 	struct server *server;
 	struct channel *prev, *next;	/* in server->channels */
@@ -64,9 +67,18 @@ struct channel {
  */
 int channel_register(struct server *s, struct proto_request *req, int listen_fd, int pidfd,
 		     const char *registrar_cgroup, struct channel **ret, char **ret_error);
+/*
+ * Serves again, after a restart, container c (its strings are taken) on
+ * listen_fd with pidfd from the fd store (both taken, closed on failure).
+ * -ESRCH if the container's process has exited meanwhile, -EBADF if the
+ * descriptors are not what they should be.
+ */
+struct state_container;
+int channel_adopt(struct server *s, struct state_container *c, int listen_fd, int pidfd,
+		  struct channel **ret);
 /* Whether a peer in cgroup is a process of the container (see above). */
 bool channel_admits(const struct channel *ch, const char *cgroup);
-/* Ends the channel (see above); why goes to the log. */
+/* Ends the channel (see above), out of the fd store too; why goes to the log. */
 void channel_close(struct channel *ch, const char *why);
 struct channel *channel_find(struct server *s, const char *id);
 /* The mode region was registered with, or ACCESS_NONE. */
@@ -74,5 +86,6 @@ enum access_mode channel_registered_mode(const struct channel *ch, const char *r
 struct container_identity channel_identity(const struct channel *ch);
 /* Frees the dead channels no connection refers to; after each event batch. */
 void channel_collect(struct server *s);
-/* Closes and frees every channel (the daemon is stopping). */
+/* Closes and frees every channel (the daemon is stopping): the fd store
+ * keeps serving them for the next daemon. */
 void channel_close_all(struct server *s);

@@ -98,6 +98,48 @@ bool region_config_equal(const struct region_config *a, const struct region_conf
 	       a->huge_page_size == b->huge_page_size && a->prot == b->prot;
 }
 
+/* Appends ", " (unless first) and one "Key= old -> new" to *out. */
+static int diff_append(char **out, const char *key, const char *old, const char *new)
+{
+	char *s = strprintf("%s%s%s %s -> %s", *out ?: "", *out ? ", " : "", key, old, new);
+
+	if (!s)
+		return -ENOMEM;
+	free(*out);
+	*out = s;
+	return 0;
+}
+
+static int diff_u64(char **out, const char *key, uint64_t old, uint64_t new)
+{
+	char a[32], b[32];
+
+	if (old == new)
+		return 0;
+	snprintf(a, sizeof(a), "%" PRIu64, old);
+	snprintf(b, sizeof(b), "%" PRIu64, new);
+	return diff_append(out, key, a, b);
+}
+
+char *region_config_diff(const struct region_config *old, const struct region_config *new)
+{
+	_cleanup_free_ char *out = NULL;
+	int r = 0;
+
+	r |= diff_u64(&out, "Size=", old->size, new->size);
+	if (old->backing != new->backing)
+		r |= diff_append(&out, "Backing=", backing_to_string(old->backing), backing_to_string(new->backing));
+	if (!streq(old->path ?: "", new->path ?: ""))
+		r |= diff_append(&out, "Path=", old->path ?: "(none)", new->path ?: "(none)");
+	r |= diff_u64(&out, "Offset=", old->offset, new->offset);
+	r |= diff_u64(&out, "HugePageSize=", old->huge_page_size, new->huge_page_size);
+	if (old->prot != new->prot)
+		r |= diff_append(&out, "Protection=", prot_to_string(old->prot), prot_to_string(new->prot));
+	if (r < 0)
+		return NULL;
+	return out ? TAKE_PTR(out) : strdup("");
+}
+
 void grant_done(struct grant *g)
 {
 	free(g->region);

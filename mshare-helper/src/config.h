@@ -93,6 +93,10 @@ const struct region_config *config_find_region(const struct config *c, const cha
 /* Whether two regions of the same name would be created the same way
  * (Populate= only matters at creation and is not compared). */
 bool region_config_equal(const struct region_config *a, const struct region_config *b);
+/* What region_config_equal() compares and differs, for the log: "Size=
+ * 67108864 -> 134217728, Backing= anonymous -> memfd" ("" if nothing); NULL
+ * if memory ran out. */
+char *region_config_diff(const struct region_config *old, const struct region_config *new);
 int region_config_copy(const struct region_config *from, struct region_config *to);
 void region_config_done(struct region_config *r);
 void grant_done(struct grant *g);

@@ -21,6 +21,7 @@ struct options {
 	const char *socket_path;
 	bool json;
 	bool rdonly;
+	bool force;
 };
 
 static void help(void)
@@ -33,6 +34,8 @@ static void help(void)
 	       "  list                         list the regions\n"
 	       "  show NAME                    show one region, with its grants to root\n"
 	       "  reload                       reload the daemon's configuration (root only)\n"
+	       "  destroy NAME [--force]       destroy a region now, and create it anew if it is\n"
+	       "                               still configured (root only)\n"
 	       "  containers                   list the containers the OCI hook registered\n"
 	       "                               (root only)\n"
 	       "  run NAME [--ro] -- CMD [ARG...]\n"
@@ -44,6 +47,8 @@ static void help(void)
 	       "  -j, --json                   print JSON instead of tables (list, show,\n"
 	       "                               containers)\n"
 	       "      --ro                     ask for a read-only descriptor (run)\n"
+	       "      --force                  destroy a region even if processes have it\n"
+	       "                               attached: they get SIGSEGV (destroy)\n"
 	       "  -h, --help                   show this help and exit\n"
 	       "      --version                show the version and exit\n"
 	       "\n"
@@ -143,14 +148,15 @@ static int fetch_regions(struct mshare_client *c, json_t **ret)
 	return 0;
 }
 
-enum column { COL_NAME, COL_SIZE, COL_BACKING, COL_RSS, COL_PGTABLES, COL_ATTACHED, COL_OWNER,
-	      COL_ACCESS, COL_STATE, _COL_MAX };
+enum column { COL_NAME, COL_INODE, COL_SIZE, COL_BACKING, COL_RSS, COL_PGTABLES, COL_ATTACHED,
+	      COL_OWNER, COL_ACCESS, COL_STATE, _COL_MAX };
 
 static const struct {
 	const char *title;
 	bool right;
 } columns[_COL_MAX] = {
-	[COL_NAME] = { "NAME", false },	     [COL_SIZE] = { "SIZE", true },
+	[COL_NAME] = { "NAME", false },	     [COL_INODE] = { "INODE", true },
+	[COL_SIZE] = { "SIZE", true },
 	[COL_BACKING] = { "BACKING", false }, [COL_RSS] = { "RSS", true },
 	[COL_PGTABLES] = { "PGTABLES", true }, [COL_ATTACHED] = { "ATTACHED", true },
 	[COL_OWNER] = { "OWNER", true },     [COL_ACCESS] = { "ACCESS", false },
@@ -162,6 +168,10 @@ static void format_row(const struct proto_region_info *info, char cells[_COL_MAX
 	char b[FORMAT_BYTES_MAX];
 
 	snprintf(cells[COL_NAME], 80, "%s", info->name);
+	if (info->inode)
+		snprintf(cells[COL_INODE], 80, "%" PRIu64, info->inode);
+	else
+		snprintf(cells[COL_INODE], 80, "-");
 	snprintf(cells[COL_SIZE], 80, "%s", format_bytes(b, sizeof(b), info->size));
 	snprintf(cells[COL_BACKING], 80, "%s", info->backing);
 	snprintf(cells[COL_RSS], 80, "%s", format_bytes(b, sizeof(b), info->rss_bytes));
@@ -350,6 +360,8 @@ static int verb_show(struct mshare_client *c, const struct options *o, const cha
 	}
 
 	printf("%13s %s\n", "Name:", info.name);
+	if (info.inode)
+		printf("%13s %" PRIu64 " (stays the same across restarts of mshare-owner)\n", "Inode:", info.inode);
 	printf("%13s %s", "State:", info.state);
 	if ((s = json_string_value(json_object_get(reply.object, "error"))))
 		printf(" (%s, see the journal)", s);
@@ -368,7 +380,7 @@ static int verb_show(struct mshare_client *c, const struct options *o, const cha
 	printf("%13s %" PRIu32 " process%s, %" PRIu32 " window%s\n", "Attached:", info.attached,
 	       info.attached == 1 ? "" : "es", info.windows, info.windows == 1 ? "" : "s");
 	if (info.owner_pid > 0)
-		printf("%13s pid %" PRId64 "\n", "Owner:", info.owner_pid);
+		printf("%13s pid %" PRId64 " (mshare-owner, holding the owner file)\n", "Owner:", info.owner_pid);
 	else
 		printf("%13s -\n", "Owner:");
 	printf("%13s %s\n", "Your access:", info.access);
@@ -393,6 +405,35 @@ static int verb_reload(struct mshare_client *c)
 	if (k < 0)
 		return report(c, k, "reload");
 	printf("Reloaded: %s.\n", message ?: "done");
+	return 0;
+}
+
+/* destroy: the region ends now (root only); the daemon creates it anew if
+ * it is still configured. */
+static int verb_destroy(struct mshare_client *c, const struct options *o, const char *name)
+{
+	_cleanup_(proto_reply_done) struct proto_reply reply = {};
+	struct proto_request req = { .op = PROTO_OP_DESTROY, .region = (char *)name, .force = o->force };
+	const char *message;
+	int k;
+
+	if (!region_name_is_valid(name)) {
+		fprintf(stderr, "mshare-ctl: invalid region name: %s\n", name);
+		return -EINVAL;
+	}
+	/* Creating the region anew may populate it: no deadline. */
+	mshare_client_set_timeout(c, 0);
+	k = mshare_client_call(c, &req, &reply, NULL);
+	if (k < 0)
+		return report(c, k, name);
+	if (o->json) {
+		json_object_del(reply.object, "version");
+		json_object_del(reply.object, "status");
+		print_json(reply.object);
+		return 0;
+	}
+	message = json_string_value(json_object_get(reply.object, "message"));
+	printf("%s%s.\n", message ? "Destroyed: " : "Destroyed", message ?: "");
 	return 0;
 }
 
@@ -462,11 +503,12 @@ static int verb_run(struct mshare_client **cp, const struct options *o, const ch
 
 static int parse_argv(int argc, char *argv[], struct options *o)
 {
-	enum { ARG_RO = 0x100, ARG_VERSION };
+	enum { ARG_RO = 0x100, ARG_FORCE, ARG_VERSION };
 	static const struct option options[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "ro", no_argument, NULL, ARG_RO },
+		{ "force", no_argument, NULL, ARG_FORCE },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
 		{}
@@ -483,6 +525,9 @@ static int parse_argv(int argc, char *argv[], struct options *o)
 			break;
 		case ARG_RO:
 			o->rdonly = true;
+			break;
+		case ARG_FORCE:
+			o->force = true;
 			break;
 		case 'h':
 			help();
@@ -543,16 +588,20 @@ int main(int argc, char *argv[])
 		usage_error("--ro only goes with run");
 		return EXIT_USAGE;
 	}
+	if (o.force && !streq(verb, "destroy")) {
+		usage_error("--force only goes with destroy");
+		return EXIT_USAGE;
+	}
 	if ((streq(verb, "list") || streq(verb, "reload") || streq(verb, "containers")) && n_args != 1) {
 		usage_error("%s takes no arguments", verb);
 		return EXIT_USAGE;
 	}
-	if (streq(verb, "show") && n_args != 2) {
-		usage_error("show needs one region name");
+	if ((streq(verb, "show") || streq(verb, "destroy")) && n_args != 2) {
+		usage_error("%s needs one region name", verb);
 		return EXIT_USAGE;
 	}
 	if (!streq(verb, "list") && !streq(verb, "show") && !streq(verb, "reload") &&
-	    !streq(verb, "run") && !streq(verb, "containers")) {
+	    !streq(verb, "run") && !streq(verb, "containers") && !streq(verb, "destroy")) {
 		usage_error("unknown command '%s'", verb);
 		return EXIT_USAGE;
 	}
@@ -569,6 +618,8 @@ int main(int argc, char *argv[])
 		k = verb_reload(c);
 	else if (streq(verb, "containers"))
 		k = verb_containers(c, &o);
+	else if (streq(verb, "destroy"))
+		k = verb_destroy(c, &o, args[1]);
 	else {
 		k = verb_run(&c, &o, args[1], command);
 		/* exec failed: 127 if the command is not there, like env(1) */

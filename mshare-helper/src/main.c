@@ -1,8 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * mshare-owner: creates the configured mshare regions, owns them (the
- * kernel destroys a region when its owner lets go of it), and hands their
- * descriptors to the clients the configuration grants them to. See
+ * kernel destroys a region when the last reference to its owner file goes),
+ * and hands their descriptors to the clients the configuration grants them
+ * to. The owner files, and the containers' channels, are kept in the
+ * service manager's fd store too, so that a restart, a crash or an upgrade
+ * of the daemon adopts them instead of losing them (persist.h). See
  * mshare-owner(8).
  */
 #include <fcntl.h>
@@ -17,8 +20,10 @@
 #include <sys/un.h>
 #include <systemd/sd-daemon.h>
 
+#include "fdstore.h"
 #include "log.h"
 #include "manager.h"
+#include "persist.h"
 #include "protocol.h"
 #include "server.h"
 
@@ -45,6 +50,7 @@ struct options {
 
 struct daemon {
 	struct options opts;
+	struct fdstore store;
 	struct manager manager;
 	struct server server;
 	struct watch signals;
@@ -268,31 +274,20 @@ static int listen_on_path(const char *path)
 	return TAKE_FD(fd);
 }
 
-static int get_listen_fd(const char *path)
-{
-	int n;
-
-	if (path)
-		return listen_on_path(path);
-
-	n = sd_listen_fds(true);
-	if (n < 0)
-		return log_error_errno(n, "Cannot get the sockets passed by systemd: %m");
-	if (n == 0)
-		return log_error_errno(EBADF, "No socket was passed: start mshare-owner.socket, or use --socket=PATH.");
-	if (n > 1)
-		return log_error_errno(EINVAL, "%d sockets were passed, expected one.", n);
-	if (sd_is_socket_unix(SD_LISTEN_FDS_START, SOCK_SEQPACKET, 1, NULL, 0) <= 0)
-		return log_error_errno(EINVAL, "The socket passed is not a listening AF_UNIX SOCK_SEQPACKET socket.");
-	return SD_LISTEN_FDS_START;
-}
-
 static void populate_progress(void *userdata, const struct region *r, uint64_t done)
 {
 	(void)userdata;
 	sd_notifyf(false, "STATUS=Populating region '%s': %" PRIu64 " of %" PRIu64 " MiB\n"
 		   "EXTEND_TIMEOUT_USEC=%" PRIu64,
 		   r->config.name, done >> 20, r->config.size >> 20, POPULATE_EXTEND_USEC);
+}
+
+/* The state, for the next start: see persist.h for when. */
+static void daemon_save(void *userdata)
+{
+	struct daemon *d = userdata;
+
+	(void)persist_save(&d->store, &d->manager, &d->server);
 }
 
 static void notify_ready(struct daemon *d, const char *prefix)
@@ -433,7 +428,9 @@ int main(int argc, char *argv[])
 		.signals.fd = -1,
 		.epoll_fd = -1,
 	};
+	_cleanup_(persist_restore_done) struct restore restore = { .listen_fd = -1 };
 	_cleanup_free_ char *message = NULL;
+	usec_t started = now_usec();
 	size_t max_channels;
 	int listen_fd = -1, k;
 	rlim_t nofile;
@@ -457,25 +454,33 @@ int main(int argc, char *argv[])
 	if (k < 0)
 		goto finish;
 
-	listen_fd = get_listen_fd(d.opts.socket_path);
+	/* What a previous daemon left in the fd store, and the socket. */
+	fdstore_init(&d.store);
+	k = persist_restore(&d.store, !d.opts.socket_path, &restore);
+	if (k < 0)
+		goto finish;
+	if (d.opts.socket_path)
+		listen_fd = listen_on_path(d.opts.socket_path);
+	else
+		listen_fd = TAKE_FD(restore.listen_fd);
 	if (listen_fd < 0) {
 		k = listen_fd;
 		goto finish;
 	}
+	if (!d.store.enabled)
+		log_info("No service manager keeps descriptors for us ($NOTIFY_SOCKET is not set): "
+			 "the regions end when mshare-owner exits.");
 
-	sd_notify(false, "STATUS=Creating regions");
+	sd_notifyf(false, "STATUS=%s regions", restore.n_regions ? "Adopting and creating" : "Creating");
 	d.manager = (struct manager){
 		.config_dir = d.opts.config_dir,
 		.progress = populate_progress,
 		.progress_userdata = &d,
+		.store = &d.store,
+		.save = daemon_save,
+		.save_userdata = &d,
 	};
-	k = manager_load(&d.manager, &message);
-	if (k < 0) {
-		log_error_errno(k, "Not starting: %s", message ?: strerror(-k));
-		goto finish;
-	}
-
-	k = server_init(&d.server, d.epoll_fd, listen_fd, &d.manager);
+	k = server_init(&d.server, d.epoll_fd, listen_fd, &d.manager, &d.store);
 	if (k < 0)
 		goto finish;
 	d.server.timeout = d.opts.timeout;
@@ -484,21 +489,53 @@ int main(int argc, char *argv[])
 	d.server.max_per_container = d.opts.max_per_container;
 	d.server.max_channels = max_channels;
 	d.server.reload = daemon_reload;
+	d.server.save = daemon_save;
 	d.server.userdata = &d;
+	/* Regions and channels first, so that every state written while the
+	 * configuration is applied has them. */
+	persist_adopt(&restore, &d.manager, &d.server);
+	persist_restore_done(&restore);
 
-	log_info("mshare-owner %s ready: %s; at most %zu connections (%zu per user, %zu per container), "
-		 "%zu containers, %" PRIu64 " ms deadline.", MSHARE_HELPER_VERSION, strna(message),
-		 d.opts.max_connections, d.opts.max_per_user, d.opts.max_per_container, max_channels,
-		 d.opts.timeout / USEC_PER_MSEC);
-	notify_ready(&d, "Serving ");
+	k = manager_load(&d.manager, &message);
+	if (k < 0 && (k == -ENOMEM || (d.manager.n_regions == 0 && d.server.n_channels == 0))) {
+		log_error_errno(k, "Not starting: %s", message ?: strerror(-k));
+		goto finish;
+	}
+	if (k < 0) {
+		/* Exiting would make systemd restart us into the same error
+		 * until it gives up and empties the fd store, destroying the
+		 * regions. Keep them, grant nothing, wait for a reload. */
+		log_error("The configuration has errors, and %zu region%s and %zu container%s were adopted "
+			  "from the fd store: keeping them, but handing nothing out until a reload "
+			  "(systemctl reload mshare-owner) brings a valid configuration.",
+			  d.manager.n_regions, d.manager.n_regions == 1 ? "" : "s", d.server.n_channels,
+			  d.server.n_channels == 1 ? "" : "s");
+		d.manager.config = config_new();
+		if (!d.manager.config) {
+			k = log_oom();
+			goto finish;
+		}
+	}
+	daemon_save(&d);
+
+	log_info("mshare-owner %s ready in %" PRIu64 " ms: %s; at most %zu connections (%zu per user, "
+		 "%zu per container), %zu containers, %" PRIu64 " ms deadline.", MSHARE_HELPER_VERSION,
+		 (now_usec() - started) / USEC_PER_MSEC, strna(message), d.opts.max_connections,
+		 d.opts.max_per_user, d.opts.max_per_container, max_channels, d.opts.timeout / USEC_PER_MSEC);
+	notify_ready(&d, k < 0 ? "Configuration errors, nothing handed out until a reload fixes them; " :
+				 "Serving ");
 
 	k = daemon_run(&d);
 
 finish:
-	sd_notify(false, "STOPPING=1\nSTATUS=Shutting down, destroying the regions");
+	/* Nothing is destroyed here: SIGTERM may be a stop or a restart, and
+	 * only the service manager knows. It empties the fd store on a stop,
+	 * which closes the last owner files and destroys the regions (every
+	 * process still touching one gets SIGSEGV), and keeps it for the next
+	 * start otherwise. Without a store, closing our copies destroys them. */
+	sd_notify(false, d.store.enabled ? "STOPPING=1\nSTATUS=Shutting down; the fd store keeps the regions" :
+					   "STOPPING=1\nSTATUS=Shutting down, destroying the regions");
 	server_done(&d.server);
-	/* The kernel's ownership rule: closing our descriptors destroys the
-	 * regions, and every process still touching one gets SIGSEGV. */
 	manager_done(&d.manager);
 	if (d.opts.socket_path && listen_fd >= 0)
 		unlink(d.opts.socket_path);

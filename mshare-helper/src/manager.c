@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
+
+#include "crash.h"
 #include "log.h"
 #include "manager.h"
 
@@ -8,6 +11,14 @@ struct region *manager_find(const struct manager *m, const char *name)
 		if (streq(m->regions[i]->config.name, name))
 			return m->regions[i];
 	return NULL;
+}
+
+static ssize_t manager_index(const struct manager *m, const struct region *r)
+{
+	for (size_t i = 0; i < m->n_regions; i++)
+		if (m->regions[i] == r)
+			return (ssize_t)i;
+	return -1;
 }
 
 char *manager_summary(const struct manager *m)
@@ -29,62 +40,161 @@ bool manager_has_pending(const struct manager *m)
 	return false;
 }
 
-/* Creates (and populates) a region; a failed one is kept as REGION_FAILED. */
-static int manager_create(struct manager *m, const struct region_config *c, struct region **ret)
+static void manager_save(struct manager *m)
+{
+	if (m->save)
+		m->save(m->save_userdata);
+}
+
+/* The region's owner file into the fd store, or out of it. */
+static void store_region(struct manager *m, const struct region *r, bool put)
+{
+	_cleanup_free_ char *name = NULL;
+
+	if (!m->store->enabled || r->fd < 0)
+		return;
+	name = fdstore_region_name(r->config.name);
+	if (!name) {
+		log_oom();
+		return;
+	}
+	if (put)
+		(void)fdstore_put(m->store, name, r->fd);
+	else
+		(void)fdstore_remove(m->store, name);
+}
+
+/* Destroys a region the daemon lets go of: out of the store, then closed. */
+static void manager_drop(struct manager *m, struct region *r)
+{
+	store_region(m, r, false);
+	region_free(r);
+}
+
+/* Populates r, with the state saying so before and after: a crash in
+ * between leaves "populated": false, and the next start finishes it. */
+static void manager_populate(struct manager *m, struct region *r)
+{
+	r->populated = false;
+	manager_save(m);
+	region_populate(r, m->progress, m->progress_userdata);
+	manager_save(m);
+}
+
+/* Room for one more region. */
+static int manager_reserve(struct manager *m)
+{
+	struct region **t = reallocarray(m->regions, m->n_regions + 1, sizeof(*t));
+
+	if (!t)
+		return log_oom();
+	m->regions = t;
+	return 0;
+}
+
+/* Takes region i out of the list (not freed). */
+static struct region *manager_take(struct manager *m, size_t i)
+{
+	struct region *r = m->regions[i];
+
+	memmove(m->regions + i, m->regions + i + 1, (m->n_regions - i - 1) * sizeof(*m->regions));
+	m->n_regions--;
+	return r;
+}
+
+/*
+ * Creates (and populates) a region as region i of the list; a failed one is
+ * kept as REGION_FAILED. Its owner file goes into the fd store and into the
+ * state before it can be handed out; a crash before the state names it
+ * leaves a descriptor in the store that the next start drops (nobody can
+ * have had it), a crash while populating a state that says so.
+ */
+static int manager_create(struct manager *m, size_t i, const struct region_config *c)
 {
 	struct region *r = NULL;
 	int k;
 
+	k = manager_reserve(m);
+	if (k < 0)
+		return k;
 	k = region_create(c, &r);
 	if (!r)
 		return k;
-	if (k == 0 && c->populate)
-		region_populate(r, m->progress, m->progress_userdata);
-	*ret = r;
+	memmove(m->regions + i + 1, m->regions + i, (m->n_regions - i) * sizeof(*m->regions));
+	m->regions[i] = r;
+	m->n_regions++;
+	if (k == 0) {
+		store_region(m, r, true);
+		crash_point("region-stored");
+		r->populated = !c->populate;
+		if (c->populate)
+			manager_populate(m, r);
+		else
+			manager_save(m);
+	}
 	return k;
 }
 
 static int manager_add(struct manager *m, const struct region_config *c)
 {
+	int k = manager_create(m, m->n_regions, c);
+
+	return k == -ENOSYS || k == -ENOMEM ? k : 0;
+}
+
+int manager_adopt(struct manager *m, const struct region_config *config, int fd, bool populated)
+{
 	struct region **t, *r = NULL;
 	int k;
 
 	t = reallocarray(m->regions, m->n_regions + 1, sizeof(*t));
-	if (!t)
+	if (!t) {
+		safe_close(fd);
 		return log_oom();
+	}
 	m->regions = t;
-	k = manager_create(m, c, &r);
-	if (r)
-		m->regions[m->n_regions++] = r;
-	return k == -ENOSYS || k == -ENOMEM ? k : 0;
+	k = region_adopt(config, fd, populated, &r);
+	if (k < 0)
+		return k;
+	m->regions[m->n_regions++] = r;
+	log_info("Region '%s' adopted from the fd store: inode %" PRIu64 ", %" PRIu64 " bytes%s.",
+		 config->name, r->inode, config->size, populated ? "" : ", populating it was interrupted");
+	return 0;
 }
 
-/* What a reload does to a region that exists already. */
+/* What a reload (or the first load after a restart) does to a region that
+ * exists already. */
 static int manager_update(struct manager *m, size_t i, const struct region_config *c)
 {
-	struct region *r = m->regions[i], *n = NULL;
+	struct region *r = m->regions[i];
 	int k;
 
 	if (r->state == REGION_FAILED) {
 		log_info("Region '%s' failed before; trying to create it again.", c->name);
-		k = manager_create(m, c, &n);
-		if (!n)
-			return k;
-		m->regions[i] = n;
-		region_free(r);
-		return 0;
+		region_free(manager_take(m, i));
+		k = manager_create(m, i, c);
+		return k == -ENOMEM ? k : 0;
 	}
 
 	if (!region_config_equal(&r->config, c)) {
+		_cleanup_free_ char *diff = NULL;
+
 		if (r->state == REGION_CHANGED && region_config_equal(&r->pending, c))
 			return 0; /* logged already */
 		region_config_done(&r->pending);
 		if (region_config_copy(c, &r->pending) < 0)
 			return log_oom();
 		r->state = REGION_CHANGED;
-		log_warning("Region '%s' changed in %s; the change needs the old region released: "
-			    "it is kept (and handed out) until no process has it attached, then replaced.",
-			    c->name, c->source);
+		diff = region_config_diff(&r->config, c);
+		if (r->adopted)
+			log_warning("Region '%s', adopted from the fd store after a restart, no longer matches its "
+				    "configuration in %s (%s); the change needs the old region released: it is kept "
+				    "(and handed out) until no process has it attached, then replaced.",
+				    c->name, c->source, strna(diff));
+		else
+			log_warning("Region '%s' changed in %s (%s); the change needs the old region released: "
+				    "it is kept (and handed out) until no process has it attached, then replaced.",
+				    c->name, c->source, strna(diff));
 		return 0;
 	}
 
@@ -97,6 +207,25 @@ static int manager_update(struct manager *m, size_t i, const struct region_confi
 	free(r->config.source);
 	r->config.source = strdup(c->source);
 	return r->config.source ? 0 : log_oom();
+}
+
+/* Regions whose populating a crash interrupted: MADV_POPULATE_* of what is
+ * populated already costs little, so it starts again from the beginning. */
+static void manager_finish_populating(struct manager *m)
+{
+	for (size_t i = 0; i < m->n_regions; i++) {
+		struct region *r = m->regions[i];
+
+		if (r->fd < 0 || r->populated)
+			continue;
+		if (r->state == REGION_RETIRING || !r->config.populate) {
+			r->populated = true; /* nothing left to do */
+			continue;
+		}
+		log_notice("Region '%s': populating it was interrupted (mshare-owner stopped in the middle); "
+			   "finishing it.", r->config.name);
+		manager_populate(m, r);
+	}
 }
 
 int manager_load(struct manager *m, char **ret_message)
@@ -123,7 +252,7 @@ int manager_load(struct manager *m, char **ret_message)
 		log_notice("No regions are configured in %s.", m->config_dir);
 
 	/* Regions that exist: keep, mark changed, retry, or retire. */
-	for (size_t i = 0; i < n_old; i++) {
+	for (size_t i = 0; i < n_old && i < m->n_regions; i++) {
 		struct region *r = m->regions[i];
 		const struct region_config *rc = config_find_region(c, r->config.name);
 
@@ -137,10 +266,18 @@ int manager_load(struct manager *m, char **ret_message)
 		} else if (r->state != REGION_RETIRING) {
 			r->state = REGION_RETIRING;
 			region_config_done(&r->pending);
-			log_notice("Region '%s' was removed from the configuration; no longer handed out, "
-				   "it is destroyed once no process has it attached.", r->config.name);
+			if (r->adopted)
+				log_warning("Region '%s', adopted from the fd store after a restart, is no longer "
+					    "configured in %s; no longer handed out, it is destroyed once no "
+					    "process has it attached.", r->config.name, m->config_dir);
+			else
+				log_notice("Region '%s' was removed from the configuration; no longer handed out, "
+					   "it is destroyed once no process has it attached.", r->config.name);
 		}
 	}
+	for (size_t i = 0; i < m->n_regions; i++)
+		m->regions[i]->adopted = false;
+	manager_finish_populating(m);
 
 	/* New ones. */
 	for (size_t i = 0; i < c->n_regions; i++) {
@@ -159,11 +296,19 @@ int manager_load(struct manager *m, char **ret_message)
 	return 0;
 }
 
-static void manager_remove(struct manager *m, size_t i)
+/*
+ * Destroys region i and, with c, creates it anew as c says in its place.
+ * Its owner file leaves the fd store first: a crash before the next state
+ * is written leaves a state that names a region the store no longer has,
+ * which the next start creates anew if it is configured.
+ */
+static void manager_replace(struct manager *m, size_t i, const struct region_config *c)
 {
-	region_free(m->regions[i]);
-	memmove(m->regions + i, m->regions + i + 1, (m->n_regions - i - 1) * sizeof(*m->regions));
-	m->n_regions--;
+	manager_drop(m, manager_take(m, i));
+	if (c)
+		manager_create(m, i, c);
+	else
+		manager_save(m);
 }
 
 void manager_collect(struct manager *m, usec_t now, bool verbose)
@@ -171,7 +316,7 @@ void manager_collect(struct manager *m, usec_t now, bool verbose)
 	int level = verbose ? LOG_NOTICE : LOG_DEBUG;
 
 	for (size_t i = 0; i < m->n_regions;) {
-		struct region *r = m->regions[i], *n = NULL;
+		struct region *r = m->regions[i];
 		struct region_stats st = {};
 		struct region_config c;
 		int k;
@@ -204,7 +349,7 @@ void manager_collect(struct manager *m, usec_t now, bool verbose)
 		if (r->state == REGION_RETIRING) {
 			log_notice("Region '%s' destroyed: it was removed from the configuration and "
 				   "no process has it attached.", r->config.name);
-			manager_remove(m, i);
+			manager_replace(m, i, NULL);
 			continue;
 		}
 
@@ -213,15 +358,26 @@ void manager_collect(struct manager *m, usec_t now, bool verbose)
 		r->pending = (struct region_config){};
 		log_notice("Region '%s' is no longer attached; replacing it as now configured (%s).",
 			   c.name, c.source);
-		region_free(r);
-		m->regions[i] = NULL;
-		manager_create(m, &c, &n);
+		manager_replace(m, i, &c);
 		region_config_done(&c);
-		if (n)
-			m->regions[i++] = n;
-		else
-			manager_remove(m, i); /* out of memory, logged */
+		i++;
 	}
+}
+
+int manager_destroy(struct manager *m, struct region *r, struct region **ret)
+{
+	const struct region_config *c = m->config ? config_find_region(m->config, r->config.name) : NULL;
+	ssize_t i = manager_index(m, r);
+
+	*ret = NULL;
+	if (i < 0)
+		return -ENOENT;
+	if (r->state == REGION_RETIRING)
+		c = NULL;
+	manager_replace(m, (size_t)i, c);
+	if (c && (size_t)i < m->n_regions && streq(m->regions[i]->config.name, c->name))
+		*ret = m->regions[i];
+	return 0;
 }
 
 void manager_done(struct manager *m)
@@ -230,7 +386,10 @@ void manager_done(struct manager *m)
 
 	for (size_t i = 0; i < m->n_regions; i++)
 		n += m->regions[i]->fd >= 0;
-	if (n)
+	if (n && m->store->enabled)
+		log_notice("Closing %zu region%s; the service manager's fd store keeps %s: a restart "
+			   "adopts them, systemctl stop ends them.", n, n == 1 ? "" : "s", n == 1 ? "it" : "them");
+	else if (n)
 		log_notice("Destroying %zu region%s.", n, n == 1 ? "" : "s");
 	for (size_t i = 0; i < m->n_regions; i++)
 		region_free(m->regions[i]);

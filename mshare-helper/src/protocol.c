@@ -13,6 +13,7 @@ static const char *const op_names[_PROTO_OP_MAX] = {
 	[PROTO_OP_REGISTER] = "register",
 	[PROTO_OP_UNREGISTER] = "unregister",
 	[PROTO_OP_CONTAINERS] = "containers",
+	[PROTO_OP_DESTROY] = "destroy",
 };
 
 const char *proto_op_to_string(enum proto_op op)
@@ -302,6 +303,16 @@ int proto_request_decode(const void *buf, size_t len, struct proto_request *ret,
 	case PROTO_OP_SHOW:
 		r = decode_region_name(o, &req, ret_error);
 		break;
+	case PROTO_OP_DESTROY: {
+		json_t *force;
+
+		r = decode_region_name(o, &req, ret_error);
+		if (r < 0)
+			break;
+		r = member(o, "force", JSON_TRUE, false, &force, ret_error);
+		req.force = r == 0 && json_is_true(force);
+		break;
+	}
 	case PROTO_OP_LIST:
 		r = u64_member(o, "start", false, UINT32_MAX, &start, ret_error);
 		req.start = (uint32_t)start;
@@ -358,6 +369,8 @@ int proto_request_encode(const struct proto_request *req, char **ret, size_t *re
 		r |= set_new(o, "mode", json_string(access_mode_to_string(req->mode)));
 	if (req->op == PROTO_OP_LIST && req->start)
 		r |= set_new(o, "start", json_integer(req->start));
+	if (req->op == PROTO_OP_DESTROY && req->force)
+		r |= set_new(o, "force", json_true());
 	if (req->has_container) {
 		json_t *c = json_object(), *a = json_object();
 
@@ -427,6 +440,7 @@ json_t *proto_region_info_to_json(const struct proto_region_info *info)
 	r |= set_new(o, "attached", json_integer(info->attached));
 	r |= set_new(o, "windows", json_integer(info->windows));
 	r |= set_new(o, "owner_pid", json_integer(info->owner_pid));
+	r |= set_new(o, "inode", json_integer((json_int_t)info->inode));
 	r |= set_new(o, "access", json_string(info->access));
 	if (r < 0) {
 		json_decref(o);
@@ -458,6 +472,8 @@ int proto_region_info_from_json(json_t *o, struct proto_region_info *ret, char *
 	    (r = u64_member(o, "attached", true, UINT32_MAX, &attached, ret_error)) < 0 ||
 	    (r = u64_member(o, "windows", true, UINT32_MAX, &windows, ret_error)) < 0 ||
 	    (r = u64_member(o, "owner_pid", true, INT32_MAX, &owner, ret_error)) < 0 ||
+	    /* Daemons before issue 16 do not send it. */
+	    (r = u64_member(o, "inode", false, INT64_MAX, &info.inode, ret_error)) < 0 ||
 	    (r = string_member(o, "access", true, PATH_MAX, &info.access, ret_error)) < 0)
 		return r;
 	info.populate = json_is_true(populate);

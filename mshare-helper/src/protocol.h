@@ -33,6 +33,7 @@ enum proto_op {
 	PROTO_OP_REGISTER,
 	PROTO_OP_UNREGISTER,
 	PROTO_OP_CONTAINERS,
+	PROTO_OP_DESTROY,
 	_PROTO_OP_MAX,
 };
 
@@ -53,8 +54,9 @@ struct proto_region_request {
 struct proto_request {
 	enum proto_op op;
 	char *client;			/* hello: free-form client name, optional */
-	char *region;			/* get, show */
+	char *region;			/* get, show, destroy */
 	enum access_mode mode;		/* get */
+	bool force;			/* destroy: even if processes have it attached */
 	uint32_t start;			/* list: first region of the page */
 	bool has_container;		/* get: asked for a container; register, unregister */
 	char *container_name;
@@ -91,7 +93,8 @@ struct proto_region_info {
 	uint64_t pgtables_bytes;
 	uint32_t attached;
 	uint32_t windows;
-	int64_t owner_pid;
+	int64_t owner_pid;		/* the daemon's, while it holds the owner file */
+	uint64_t inode;			/* of the owner file: the region's identity, 0 if none */
 	char *access;			/* what the asking peer may get */
 };
 

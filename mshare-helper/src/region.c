@@ -6,6 +6,7 @@
 
 #include <mshare.h>
 
+#include "crash.h"
 #include "log.h"
 #include "region.h"
 
@@ -114,6 +115,35 @@ static int region_map(struct region *r)
 	return 0;
 }
 
+/* The descriptors handed out: new files of the region, without ownership. */
+static int region_open_sharers(struct region *r)
+{
+	const struct region_config *c = &r->config;
+	struct stat st;
+
+	if (fstat(r->fd, &st) < 0)
+		return log_error_errno(errno, "Region '%s': cannot stat its descriptor: %m", c->name);
+	r->inode = (uint64_t)st.st_ino;
+	r->fd_ro = mshare_fd_rdonly(r->fd);
+	if (r->fd_ro < 0)
+		return log_error_errno(errno, "Region '%s': cannot make a read-only descriptor: %m",
+				       c->name);
+	r->fd_rw = mshare_fd_rdwr(r->fd);
+	if (r->fd_rw < 0)
+		return log_error_errno(errno, "Region '%s': cannot make a read-write descriptor: %m",
+				       c->name);
+	return 0;
+}
+
+/* A region of config's size, rounded up to align. */
+static int region_size_for(const struct region_config *c, long align, uint64_t *ret)
+{
+	if (c->size > UINT64_MAX - (uint64_t)align + 1)
+		return log_error_errno(EFBIG, "Region '%s' (%s): Size= is too large", c->name, strna(c->source));
+	*ret = (c->size + (uint64_t)align - 1) / (uint64_t)align * (uint64_t)align;
+	return 0;
+}
+
 static int region_setup(struct region *r)
 {
 	const struct region_config *c = &r->config;
@@ -133,9 +163,9 @@ static int region_setup(struct region *r)
 	if (align <= 0)
 		return log_error_errno(align < 0 ? errno : EIO,
 				       "Region '%s': cannot tell the sharing alignment: %m", c->name);
-	if (c->size > UINT64_MAX - (uint64_t)align + 1)
-		return log_error_errno(EFBIG, "Region '%s' (%s): Size= is too large", c->name, c->source);
-	r->region_size = (c->size + (uint64_t)align - 1) / (uint64_t)align * (uint64_t)align;
+	k = region_size_for(c, align, &r->region_size);
+	if (k < 0)
+		return k;
 	if (ftruncate(r->fd, (off_t)r->region_size) < 0)
 		return log_error_errno(errno, "Region '%s' (%s): cannot size the region to %" PRIu64 " bytes: %m",
 				       c->name, c->source, r->region_size);
@@ -143,12 +173,24 @@ static int region_setup(struct region *r)
 	k = region_map(r);
 	if (k < 0)
 		return k;
+	return region_open_sharers(r);
+}
 
-	r->fd_ro = mshare_fd_rdonly(r->fd);
-	if (r->fd_ro < 0)
-		return log_error_errno(errno, "Region '%s': cannot make a read-only descriptor: %m",
-				       c->name);
-	return 0;
+static struct region *region_new(const struct region_config *config)
+{
+	struct region *r = calloc(1, sizeof(*r));
+
+	if (!r) {
+		log_oom();
+		return NULL;
+	}
+	r->fd = r->fd_ro = r->fd_rw = -1;
+	if (region_config_copy(config, &r->config) < 0) {
+		free(r);
+		log_oom();
+		return NULL;
+	}
+	return r;
 }
 
 int region_create(const struct region_config *config, struct region **ret)
@@ -156,29 +198,72 @@ int region_create(const struct region_config *config, struct region **ret)
 	struct region *r;
 	int k;
 
-	r = calloc(1, sizeof(*r));
+	r = region_new(config);
 	if (!r)
-		return log_oom();
-	r->fd = r->fd_ro = -1;
-	if (region_config_copy(config, &r->config) < 0) {
-		free(r);
-		return log_oom();
-	}
-
+		return -ENOMEM;
 	k = region_setup(r);
 	if (k < 0) {
 		/* Whatever was made goes now; the entry stays, as "failed". */
+		r->fd_rw = safe_close(r->fd_rw);
 		r->fd_ro = safe_close(r->fd_ro);
 		r->fd = safe_close(r->fd);
 		r->region_size = 0;
+		r->inode = 0;
 		r->state = REGION_FAILED;
 		r->error = -k;
 	} else
-		log_info("Region '%s' created: %s%s%s, %" PRIu64 " bytes, protection %s (%s).",
-			 config->name, backing_to_string(config->backing),
+		log_info("Region '%s' created (inode %" PRIu64 "): %s%s%s, %" PRIu64 " bytes, protection %s (%s).",
+			 config->name, r->inode, backing_to_string(config->backing),
 			 config->path ? " " : "", config->path ?: "", config->size,
 			 prot_to_string(config->prot), config->source);
 	*ret = r;
+	return k;
+}
+
+int region_adopt(const struct region_config *config, int fd, bool populated, struct region **ret)
+{
+	const char *name = config->name;
+	struct mshare_fdinfo info;
+	struct region *r;
+	long align;
+	int k;
+
+	r = region_new(config);
+	if (!r) {
+		safe_close(fd);
+		return -ENOMEM;
+	}
+	r->fd = fd;
+	r->populated = populated;
+	r->adopted = true;
+
+	align = mshare_alignment(r->fd);
+	if (align <= 0 || mshare_info(r->fd, &info) < 0) {
+		k = log_error_errno(align == 0 ? EIO : errno,
+				    "Region '%s': the descriptor in the fd store is not a region: %m", name);
+		goto fail;
+	}
+	if (info.owner_fd == 0) {
+		k = log_error_errno(EPERM, "Region '%s': the descriptor in the fd store is not its owner file.",
+				    name);
+		goto fail;
+	}
+	k = region_size_for(config, align, &r->region_size);
+	if (k < 0)
+		goto fail;
+	if (info.size != r->region_size) {
+		k = log_error_errno(EINVAL, "Region '%s': the region in the fd store has %" PRIu64
+				    " bytes, its saved configuration says %" PRIu64 ".",
+				    name, info.size, r->region_size);
+		goto fail;
+	}
+	k = region_open_sharers(r);
+	if (k < 0)
+		goto fail;
+	*ret = r;
+	return 0;
+fail:
+	region_free(r);
 	return k;
 }
 
@@ -202,12 +287,16 @@ int region_populate(struct region *r, region_progress_t progress, void *userdata
 
 		if (progress)
 			progress(userdata, r, done);
-		if (mshare_advise(r->fd, (off_t)done, n, advice) < 0)
+		crash_point("populate");
+		if (mshare_advise(r->fd, (off_t)done, n, advice) < 0) {
+			r->populated = true; /* given up: not retried */
 			return log_warning_errno(errno,
 						 "Region '%s': populating failed after %" PRIu64 " of %" PRIu64 " bytes, the rest is faulted in on use: %m",
 						 c->name, done, c->size);
+		}
 		done += n;
 	}
+	r->populated = true;
 	log_info("Region '%s' populated: %" PRIu64 " bytes in %" PRIu64 " ms.", c->name, c->size,
 		 (now_usec() - start) / USEC_PER_MSEC);
 	return 0;
@@ -226,7 +315,8 @@ int region_stats(const struct region *r, struct region_stats *ret)
 		.pgtables_bytes = info.pgtables_bytes,
 		.attached = info.attached,
 		.windows = info.windows,
-		.owner = info.owner,
+		.owned = info.owned != 0,
+		.owner_fd = info.owner_fd != 0,
 	};
 	return 0;
 }
@@ -235,6 +325,7 @@ void region_free(struct region *r)
 {
 	if (!r)
 		return;
+	safe_close(r->fd_rw);
 	safe_close(r->fd_ro);
 	safe_close(r->fd);
 	region_config_done(&r->config);

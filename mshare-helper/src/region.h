@@ -2,9 +2,14 @@
 #pragma once
 
 /*
- * One region the daemon owns. The daemon holding region->fd is what keeps
- * the region alive: the kernel destroys a region when its owner closes its
- * last descriptor of it or exits, and every window onto it then faults.
+ * One region the daemon owns. region->fd is the region's owner file, the
+ * one mshare_create() returned: holding it is owning the region, and the
+ * kernel destroys the region when the last reference to that file goes
+ * (every window onto it then faults). The daemon keeps a copy in the
+ * service manager's fd store (fdstore.h), so that the region outlives the
+ * daemon's restarts. Clients never get the owner file: read-write grants
+ * get fd_rw, read-only ones fd_ro, both opened anew from it and carrying
+ * no ownership.
  */
 
 #include <stdint.h>
@@ -23,8 +28,12 @@ enum region_state {
 struct region {
 	struct region_config config;
 	enum region_state state;
-	int fd;			/* read-write: the daemon's ownership; -1 if failed */
-	int fd_ro;		/* read-only descriptor for ro grants */
+	int fd;			/* the owner file; -1 if failed */
+	int fd_ro;		/* read-only, no ownership: for ro grants */
+	int fd_rw;		/* read-write, no ownership: for rw grants */
+	uint64_t inode;		/* of the owner file: the region's identity */
+	bool populated;		/* populating finished (or was given up) */
+	bool adopted;		/* from the fd store, not yet checked against the configuration */
 	uint64_t region_size;	/* config.size rounded up to the alignment */
 	int error;		/* REGION_FAILED: why */
 	struct region_config pending; /* REGION_CHANGED: the new configuration */
@@ -36,7 +45,8 @@ struct region_stats {
 	uint64_t pgtables_bytes;
 	unsigned attached;
 	unsigned windows;
-	pid_t owner;
+	bool owned;		/* the region has an owner (its contents live) */
+	bool owner_fd;		/* region->fd is an owner file (or the kernel does not tell) */
 };
 
 const char *region_state_to_string(enum region_state s);
@@ -48,12 +58,22 @@ const char *region_state_to_string(enum region_state s);
  */
 int region_create(const struct region_config *config, struct region **ret);
 
+/*
+ * Takes fd, an owner descriptor a previous daemon left in the fd store, as
+ * the region that config (as it was created) describes: checks that it is
+ * an owner file of a region of that size, and opens the sharers'
+ * descriptors. Logs and returns the error otherwise (fd is closed then).
+ */
+int region_adopt(const struct region_config *config, int fd, bool populated, struct region **ret);
+
 /* Faults in every page from the daemon, so that the pages and page tables
- * are charged to its memory cgroup. progress is called between chunks. */
+ * are charged to its memory cgroup. progress is called between chunks.
+ * Sets populated (also when it gives up: the rest is faulted in on use). */
 typedef void (*region_progress_t)(void *userdata, const struct region *r, uint64_t done);
 int region_populate(struct region *r, region_progress_t progress, void *userdata);
 
 int region_stats(const struct region *r, struct region_stats *ret);
 
-/* Closes the region's descriptors: this destroys it. */
+/* Closes the region's descriptors: this destroys it, unless the service
+ * manager's fd store holds the owner file too. */
 void region_free(struct region *r);

@@ -4,6 +4,7 @@
 #include <sys/socket.h>
 
 #include "channel.h"
+#include "crash.h"
 #include "log.h"
 #include "peer.h"
 #include "policy.h"
@@ -270,12 +271,14 @@ static json_t *region_info_json(const struct region *r, enum access_mode access)
 		.access = (char *)access_mode_to_string(access),
 	};
 
+	info.inode = r->inode;
 	if (region_stats(r, &st) == 0) {
 		info.rss_bytes = st.rss_bytes;
 		info.pgtables_bytes = st.pgtables_bytes;
 		info.attached = st.attached;
 		info.windows = st.windows;
-		info.owner_pid = st.owner;
+		/* The daemon holds the owner file of a live region. */
+		info.owner_pid = st.owned && st.owner_fd ? getpid() : 0;
 	}
 	return proto_region_info_to_json(&info);
 }
@@ -389,7 +392,8 @@ static int op_get(struct conn *c, const struct proto_request *req)
 	r->last_handout = now_usec();
 	log_info("Handed region '%s' %s to %s.", req->region,
 		 req->mode == ACCESS_RW ? "read-write" : "read-only", who);
-	return conn_reply(c, reply, req->mode == ACCESS_RW ? r->fd : r->fd_ro, false);
+	/* Never the owner file: a client must not own the region. */
+	return conn_reply(c, reply, req->mode == ACCESS_RW ? r->fd_rw : r->fd_ro, false);
 }
 
 static int op_list(struct conn *c, const struct proto_request *req)
@@ -661,8 +665,71 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 	log_info("Container %s%s%s%s, pid %d, registered by pid %d (%s) for %zu region%s.", ch->id,
 		 ch->name ? " (" : "", strempty(ch->name), ch->name ? ")" : "", (int)ch->pid,
 		 (int)c->peer.pid, c->peer.comm, ch->n_regions, ch->n_regions == 1 ? "" : "s");
+	/* Registered only once the state says so: see channel_register(). */
+	if (s->save)
+		s->save(s->userdata);
+	crash_point("register-saved");
 	reply = proto_reply_new_ok();
 	if (!reply || json_object_set_new(reply, "regions", regions) < 0) {
+		json_decref(reply);
+		return conn_reply(c, NULL, -1, false);
+	}
+	return conn_reply(c, reply, -1, false);
+}
+
+/* destroy: ends a region now, and creates it anew if it is configured. */
+static int op_destroy(struct conn *c, const struct proto_request *req)
+{
+	struct manager *m = c->server->manager;
+	struct region *r = manager_find(m, req->region), *n = NULL;
+	struct region_stats st = {};
+	_cleanup_free_ char *message = NULL;
+	uint64_t inode;
+	json_t *reply;
+	int k;
+
+	if (!peer_is_root(c)) {
+		log_notice("Refused to destroy region '%s' for pid %d (%s), uid %u: not root.", req->region,
+			   (int)c->peer.pid, c->peer.comm, c->peer.uid);
+		return conn_reply(c, proto_reply_new_error(EPERM, "only root may destroy a region"), -1, false);
+	}
+	if (!r)
+		return conn_reply(c, proto_reply_new_error(ENOENT, "no region '%s' is configured",
+							   req->region), -1, false);
+	if (r->fd < 0)
+		return conn_reply(c, proto_reply_new_error(ENXIO,
+			"region '%s' could not be created (%s); there is nothing to destroy", req->region,
+			strerror(r->error)), -1, false);
+	k = region_stats(r, &st);
+	if (k < 0)
+		return conn_reply(c, proto_reply_new_error(-k, "cannot tell whether region '%s' is attached: %s",
+							   req->region, strerror(-k)), -1, false);
+	if (st.attached > 0 && !req->force)
+		return conn_reply(c, proto_reply_new_error(EBUSY,
+			"region '%s' is attached by %u process%s, which would get SIGSEGV on their next access "
+			"to it; destroy it with \"force\" (mshare-ctl destroy --force) to do that anyway",
+			req->region, st.attached, st.attached == 1 ? "" : "es"), -1, false);
+
+	inode = r->inode;
+	log_notice("Destroying region '%s' (inode %" PRIu64 "%s) as pid %d (%s) asked; %u process%s had it "
+		   "attached.", req->region, inode, r->state == REGION_RETIRING ? ", retiring" : "",
+		   (int)c->peer.pid, c->peer.comm, st.attached, st.attached == 1 ? "" : "es");
+	k = manager_destroy(m, r, &n);
+	if (k < 0)
+		return conn_reply(c, proto_reply_new_error(-k, "cannot destroy region '%s': %s", req->region,
+							   strerror(-k)), -1, false);
+	if (n && n->state == REGION_FAILED)
+		message = strprintf("region '%s' (inode %" PRIu64 ") destroyed; creating it anew failed (%s), "
+				    "see the journal", req->region, inode, strerror(n->error));
+	else if (n)
+		message = strprintf("region '%s' (inode %" PRIu64 ") destroyed and created anew as configured "
+				    "(inode %" PRIu64 ")", req->region, inode, n->inode);
+	else
+		message = strprintf("region '%s' (inode %" PRIu64 ") destroyed; it is no longer configured",
+				    req->region, inode);
+	reply = proto_reply_new_ok();
+	if (!message || !reply || json_object_set_new(reply, "message", json_string(message)) < 0 ||
+	    (n && json_object_set_new(reply, "region", region_info_json(n, conn_access(c, n->config.name))) < 0)) {
 		json_decref(reply);
 		return conn_reply(c, NULL, -1, false);
 	}
@@ -737,6 +804,8 @@ static int conn_dispatch(struct conn *c, struct proto_request *req, int fds[2])
 		return op_unregister(c, req);
 	case PROTO_OP_CONTAINERS:
 		return op_containers(c);
+	case PROTO_OP_DESTROY:
+		return op_destroy(c, req);
 	default:
 		return -EOPNOTSUPP;
 	}
@@ -1056,7 +1125,7 @@ static void server_dispatch_listen(struct watch *w, uint32_t events)
 	server_accept(s, w, NULL);
 }
 
-int server_init(struct server *s, int epoll_fd, int listen_fd, struct manager *m)
+int server_init(struct server *s, int epoll_fd, int listen_fd, struct manager *m, struct fdstore *store)
 {
 	int k;
 
@@ -1064,6 +1133,7 @@ int server_init(struct server *s, int epoll_fd, int listen_fd, struct manager *m
 		.listen = { .fd = listen_fd, .dispatch = server_dispatch_listen },
 		.epoll_fd = epoll_fd,
 		.manager = m,
+		.store = store,
 		.timeout = SERVER_TIMEOUT_DEFAULT_USEC,
 		.max_connections = SERVER_MAX_CONNECTIONS_DEFAULT,
 		.max_per_user = SERVER_MAX_PER_USER_DEFAULT,

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "fdstore.h"
 #include "manager.h"
 #include "watch.h"
 
@@ -58,12 +59,17 @@ struct server {
 	char *buf;			/* receive buffer, shared by all connections */
 	struct channel *channels;	/* registered containers (channel.h) */
 	size_t n_channels;		/* of them not dead */
+	uint64_t next_serial;		/* of the next channel: names its fds in the store */
+	struct fdstore *store;		/* never NULL; may be disabled */
 	/* "reload" requests, from root peers only */
 	int (*reload)(void *userdata, char **ret_message);
+	/* writes the state, after a registration and before its reply, and
+	 * after a channel ends (may be NULL) */
+	void (*save)(void *userdata);
 	void *userdata;
 };
 
-int server_init(struct server *s, int epoll_fd, int listen_fd, struct manager *m);
+int server_init(struct server *s, int epoll_fd, int listen_fd, struct manager *m, struct fdstore *store);
 /*
  * Sizes max_connections (at most *max_connections) and max_channels for
  * nofile descriptors, of which reserve stay free for everything else: a

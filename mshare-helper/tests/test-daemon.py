@@ -13,16 +13,21 @@ after the owner exits, cgroup charging) is for the in-guest tests.
 """
 
 import array
+import contextlib
+import ctypes
 import errno
+import fcntl
 import json
 import os
 import resource
 import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 MAX_MESSAGE = 64 * 1024
@@ -92,32 +97,70 @@ Annotation=tier=prod
 
 
 class Daemon:
-    def __init__(self, binary, tmp, name, extra=()):
+    """The daemon on the fake libmshare, with --socket in tmp. With store (an
+    FdStore) it runs as under systemd with FileDescriptorStoreMax=: its
+    notifications go to the store, and what the store holds is passed to it
+    (LISTEN_FDS). listen (a listening socket, and its name) is passed along
+    instead of --socket, as mshare-owner.socket passes its socket."""
+
+    def __init__(self, binary, tmp, name, extra=(), store=None, env=None, listen=None,
+                 config=True, wait=True):
         self.tmp = tmp
         self.sock = os.path.join(tmp, f"{name}.sock")
         self.conf = os.path.join(tmp, f"{name}.d")
         self.log = os.path.join(tmp, f"{name}.log")
         self.attached = os.path.join(tmp, f"{name}.attached")
+        self.store = store
         os.makedirs(self.conf, exist_ok=True)
-        self.write_config("main.conf", CONFIG.format(nobody=NOBODY))
-        env = dict(os.environ, FAKE_MSHARE_ATTACHED=self.attached)
-        env.pop("NOTIFY_SOCKET", None)
-        env.pop("LISTEN_FDS", None)
+        if config:
+            self.write_config("main.conf", CONFIG.format(nobody=NOBODY))
+        self.start(binary, extra, env, listen, wait)
+
+    def start(self, binary, extra=(), env=None, listen=None, wait=True):
+        extra_env = env or {}
+        env = dict(os.environ)
+        for k in ("NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "FAKE_MSHARE_CRASH"):
+            env.pop(k, None)
+        env["FAKE_MSHARE_ATTACHED"] = self.attached
+        env.update(extra_env)
         # As mshare-owner.service runs it: root without any capability.
-        self.proc = subprocess.Popen(
-            ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--",
-             binary, "--socket", self.sock, "--config-dir", self.conf, "--log-level", "debug",
-             *extra],
-            stdout=subprocess.DEVNULL, stderr=open(self.log, "w"), env=env)
-        deadline = time.monotonic() + 10
+        argv = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", binary,
+                "--config-dir", self.conf, "--log-level", "debug", *extra]
+        if listen is None:
+            argv[5:5] = ["--socket", self.sock]
+        passed, pass_fds = [], []
+        with self.store.lock if self.store else contextlib.nullcontext():
+            if self.store:
+                env["NOTIFY_SOCKET"] = self.store.path
+                passed = self.store.entries()
+            if listen is not None:
+                passed.insert(len(passed) // 2, (listen[1], listen[0].fileno()))
+            if passed:
+                argv, pass_fds = listen_fds_argv(argv, passed, env)
+        self.started = time.monotonic()
+        self.proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=open(self.log, "a"),
+                                     env=env, pass_fds=pass_fds)
+        for fd in pass_fds:
+            os.close(fd)
+        if wait:
+            self.wait_ready()
+
+    def wait_ready(self, timeout=10):
+        deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
+            if not self.alive():
+                raise RuntimeError(f"daemon exited with {self.proc.returncode}: {open(self.log).read()[-3000:]}")
+            if self.store:
+                if self.store.ready_since(self.started, deadline - time.monotonic()):
+                    return
+                continue
             try:
                 s = connect(self.sock)
                 s.close()
                 return
             except OSError:
                 time.sleep(0.05)
-        raise RuntimeError(f"daemon did not come up: {open(self.log).read()}")
+        raise RuntimeError(f"daemon did not come up: {open(self.log).read()[-3000:]}")
 
     def write_config(self, name, text):
         with open(os.path.join(self.conf, name), "w") as f:
@@ -130,10 +173,206 @@ class Daemon:
         if self.alive():
             self.proc.send_signal(signal.SIGTERM)
         try:
-            return self.proc.wait(10)
+            rc = self.proc.wait(10)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            return None
+            rc = None
+        if self.store:
+            self.store.drain()
+        return rc
+
+    def kill(self):
+        self.proc.kill()
+        self.proc.wait()
+        if self.store:
+            self.store.drain()
+
+    def log_text(self):
+        with open(self.log) as f:
+            return f.read()
+
+
+# Moves the descriptors named in argv[1] to 3, 4, ..., sets LISTEN_PID to
+# its own pid and execs the rest of argv (the pid stays). Not bash: it makes
+# the descriptors above 9 that `exec N<&M` opens close-on-exec.
+LISTEN_WRAPPER = """import os, sys
+src = [int(fd) for fd in sys.argv[1].split(",")]
+for i, fd in enumerate(src):
+    os.dup2(fd, 3 + i)
+for fd in src:
+    os.close(fd)
+os.environ["LISTEN_PID"] = str(os.getpid())
+os.execvp(sys.argv[2], sys.argv[2:])
+"""
+
+
+def listen_fds_argv(argv, passed, env):
+    """argv wrapped so that the descriptors of passed ([(name, fd)]) arrive
+    as 3, 4, ... with LISTEN_FDS, LISTEN_FDNAMES and LISTEN_PID the daemon's
+    pid (the wrapper execs setpriv, which execs the daemon: one pid).
+    Returns the argv and the descriptors to pass (duplicates, above any in
+    use)."""
+    dups = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3000) for _, fd in passed]
+    env["LISTEN_FDS"] = str(len(passed))
+    env["LISTEN_FDNAMES"] = ":".join(name for name, _ in passed)
+    return [sys.executable, "-I", "-c", LISTEN_WRAPPER, ",".join(map(str, dups)), *argv], dups
+
+
+libc = ctypes.CDLL(None, use_errno=True)
+SYS_kcmp, KCMP_FILE = 312, 0
+F_OFD_GETLK = 36
+FLOCK = "hhqqi4x"
+
+
+def same_file(a, b):
+    """Whether descriptors a and b are one open file (kcmp), as systemd's
+    same_fd() decides when it dedups its fd store."""
+    pid = os.getpid()
+    return libc.syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b) == 0
+
+
+def owner_lock_elsewhere(fd):
+    """The fake's ownership: mshare_create() locks its open file (F_OFD_SETLK);
+    another open file of the region sees a conflicting lock."""
+    probe = struct.pack(FLOCK, fcntl.F_WRLCK, os.SEEK_SET, 0, 1, 0)
+    return struct.unpack(FLOCK, fcntl.fcntl(fd, F_OFD_GETLK, probe))[0] != fcntl.F_UNLCK
+
+
+def is_owner_file(fd):
+    """Whether fd is the region's owner file (in the fake's terms)."""
+    other = os.open(f"/proc/self/fd/{fd}", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        owned = owner_lock_elsewhere(other)
+    finally:
+        os.close(other)
+    return owned and not owner_lock_elsewhere(fd)
+
+
+def inode(fd):
+    return os.fstat(fd).st_ino
+
+
+class FdStore:
+    """systemd's side of a service's fd store (FileDescriptorStoreMax=), as
+    systemd 252 does it: the NOTIFY_SOCKET receiver. FDSTORE=1 keeps the
+    descriptors sent along under FDNAME= (one that is the same open file as
+    one kept already is dropped), FDSTOREREMOVE=1 closes every one named
+    FDNAME=; an entry that reports EPOLLHUP or EPOLLERR is dropped (a pidfd
+    once its process is reaped: hangups()). What it holds is passed to the
+    next start in order (entries()); stop() empties it, as `systemctl stop`
+    does. A thread reads the notifications as they come, as PID 1 does (the
+    daemon's sd_notify() blocks on a full socket); drain() reads what is
+    queued in the caller, so that what a daemon sent before it replied or
+    exited is seen."""
+
+    def __init__(self, tmp, name="notify"):
+        self.path = os.path.join(tmp, f"{name}.sock")
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+        self.sock.bind(self.path)
+        self.sock.setblocking(False)
+        self.kept = []      # [name, fd]
+        self.messages = []  # (time, {KEY: VALUE})
+        self.lock = threading.RLock()
+        self.closing = False
+        self.thread = threading.Thread(target=self.run, daemon=True)
+        self.thread.start()
+
+    def run(self):
+        while not self.closing:
+            select.select([self.sock], [], [], 0.05)
+            with self.lock:
+                if not self.closing:
+                    self.read_queued()
+
+    def drain(self, wait=0.0):
+        """Reads what is queued, after waiting wait seconds for more."""
+        time.sleep(wait)
+        with self.lock:
+            self.read_queued()
+
+    def read_queued(self):
+        while True:
+            fds = array.array("i")
+            try:
+                msg, anc, _, _ = self.sock.recvmsg(65536, socket.CMSG_SPACE(253 * fds.itemsize),
+                                                   socket.MSG_CMSG_CLOEXEC)
+            except BlockingIOError:
+                return
+            for level, kind, data in anc:
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+                    fds.frombytes(data[: len(data) - (len(data) % fds.itemsize)])
+            fields = dict(line.split("=", 1) for line in msg.decode().split("\n") if "=" in line)
+            self.messages.append((time.monotonic(), fields))
+            if fields.get("FDSTORE") == "1":
+                name = fields.get("FDNAME", "stored")
+                for fd in fds:
+                    if any(same_file(fd, k) for _, k in self.kept):
+                        os.close(fd)
+                    else:
+                        self.kept.append([name, fd])
+            else:
+                for fd in fds:
+                    os.close(fd)
+            if fields.get("FDSTOREREMOVE") == "1":
+                self.remove(fields.get("FDNAME"))
+
+    def remove(self, name):
+        with self.lock:
+            for e in [e for e in self.kept if e[0] == name]:
+                os.close(e[1])
+                self.kept.remove(e)
+
+    def ready_since(self, since, timeout):
+        self.drain(min(max(timeout, 0), 0.05))
+        with self.lock:
+            return any(t >= since and f.get("READY") == "1" for t, f in self.messages)
+
+    def status(self):
+        with self.lock:
+            return next((f["STATUS"] for _, f in reversed(self.messages) if "STATUS" in f), None)
+
+    def hangups(self):
+        with self.lock:
+            p = select.poll()
+            for _, fd in self.kept:
+                p.register(fd, 0)
+            gone = {fd for fd, ev in p.poll(0) if ev & (select.POLLHUP | select.POLLERR)}
+            for e in [e for e in self.kept if e[1] in gone]:
+                os.close(e[1])
+                self.kept.remove(e)
+
+    def entries(self):
+        with self.lock:
+            return [(n, fd) for n, fd in self.kept]
+
+    def names(self):
+        with self.lock:
+            return sorted(n for n, _ in self.kept)
+
+    def add(self, name, fd):
+        with self.lock:
+            self.kept.append([name, fd])
+
+    def state(self):
+        """The state the store holds (the newest), as JSON."""
+        with self.lock:
+            states = sorted((int(n.rsplit("-", 1)[1]), fd) for n, fd in self.kept
+                            if n.startswith("store-state-"))
+            if not states:
+                return None
+            return json.loads(os.pread(states[-1][1], 1 << 20, 0))
+
+    def stop(self):
+        with self.lock:
+            for _, fd in self.kept:
+                os.close(fd)
+            self.kept = []
+
+    def close(self):
+        self.stop()
+        self.closing = True
+        self.thread.join()
+        self.sock.close()
 
 
 def connect(path, timeout=10):
@@ -617,7 +856,8 @@ def open_fds(pid, expect=None):
 
 
 def register(d, cid, regs, listen_sock, pidfd, name="web-1", annotations=None, raw_fds=None):
-    """Sends register on a new connection; returns (reply, socket)."""
+    """Sends register on a new connection; returns (reply, socket), reply
+    None if the daemon hung up without one."""
     obj = {"version": 1, "op": "register",
            "container": {"id": cid, "name": name,
                          "annotations": annotations if annotations is not None else {"tier": "prod"}},
@@ -625,7 +865,10 @@ def register(d, cid, regs, listen_sock, pidfd, name="web-1", annotations=None, r
     s = connect(d.sock)
     fds = raw_fds if raw_fds is not None else [listen_sock.fileno(), pidfd]
     socket.send_fds(s, [json.dumps(obj).encode()], fds)
-    reply, _ = recv_reply(s)
+    try:
+        reply, _ = recv_reply(s)
+    except ConnectionResetError:
+        reply = None
     return reply, s
 
 
@@ -1040,6 +1283,431 @@ def test_busy(d, n=200):
     ok(statuses == {"ok": n}, f"{n} requests that waited past their deadline while the daemon was stopped are served",
        statuses)
 
+# ---- restarts: the fd store (issue 16) ----
+
+PATTERN = bytes(range(256)) * 16
+
+
+def get_fd(path, region, mode):
+    reply, fds = call(path, {"version": 1, "op": "get", "region": region, "mode": mode})
+    return reply, (fds[0] if fds else None)
+
+
+def region_inodes(path):
+    return {n: r.get("inode") for n, r in regions(path).items()}
+
+
+def stored_inodes(store):
+    return {n[len("store-region-"):]: inode(fd) for n, fd in store.entries() if n.startswith("store-region-")}
+
+
+def store_kinds(store):
+    """{"region": [...names...], "state": n, "channel": n, "pidfd": n, other names}"""
+    kinds = {}
+    for n in store.names():
+        kind = n.split("-")[1] if n.startswith("store-") else n
+        kinds[kind] = kinds.get(kind, 0) + 1
+    return kinds
+
+
+def wait_until(fn, timeout=5):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if fn():
+            return True
+        time.sleep(0.05)
+    return fn()
+
+
+def test_restart_keeps(binary, tmp, ctl, cg):
+    """Regions and container registrations survive SIGTERM (systemctl
+    restart, an upgrade) and SIGKILL (a crash under Restart=on-failure)."""
+    store = FdStore(tmp, "keep-notify")
+    d = Daemon(binary, tmp, "keep", ["--timeout", "30"], store=store)
+    store.drain(0.2)
+    kinds = store_kinds(store)
+    ok(kinds == {"region": 4, "state": 1}, "the store holds the 4 owner files and one state", store.names())
+    ok(all(is_owner_file(fd) for n, fd in store.entries() if n.startswith("store-region-")),
+       "what the store holds of each region is its owner file")
+    st = store.state()
+    ok(st and {r["config"]["name"]: r["inode"] for r in st["regions"]} == stored_inodes(store)
+       and all(r["populated"] for r in st["regions"]),
+       "the state names each region by its inode, populated", st)
+    before = region_inodes(d.sock)
+    ok(before == stored_inodes(store) and all(before.values()), "list shows each region's inode", before)
+
+    reply, rw = get_fd(d.sock, "alpha", "rw")
+    reply2, ro = get_fd(d.sock, "alpha", "ro")
+    ok(rw is not None and ro is not None and fd_flags(rw) & os.O_ACCMODE == os.O_RDWR
+       and fd_flags(ro) & os.O_ACCMODE == os.O_RDONLY and inode(rw) == before["alpha"] == inode(ro),
+       "a read-write and a read-only descriptor of alpha", (reply, reply2))
+    ok(rw is not None and not is_owner_file(rw) and not is_owner_file(ro) and owner_lock_elsewhere(rw),
+       "neither is the owner file: the daemon hands out new files, never the one that owns the region")
+    os.pwrite(rw, PATTERN, 0)
+    os.close(rw)
+    os.close(ro)
+
+    cg.make("keep1")
+    sleeper = cg.popen("keep1", ["sleep", "120"])
+    pidfd = os.pidfd_open(sleeper.pid)
+    ls, path = channel_socket(tmp, "keep1.sock")
+    reply, sk = register(d, "k1", [("beta", "rw")], ls, pidfd)
+    sk.close()
+    ls.close()  # as the hook does: the daemon's copy (and the store's) is all that is left
+    os.close(pidfd)
+    store.drain(0.2)
+    ok(reply.get("status") == "ok" and store_kinds(store).get("channel") == 1
+       and store_kinds(store).get("pidfd") == 1, "a registered container's socket and pidfd are in the store",
+       (reply, store.names()))
+    fds_first = open_fds(d.proc.pid)
+
+    pids = [d.proc.pid]
+    for how in ("SIGTERM (systemctl restart, an upgrade)", "SIGKILL (a crash)"):
+        if how.startswith("SIGTERM"):
+            rc = d.stop()
+            ok(rc == 0 and "the service manager's fd store keeps them" in d.log_text(),
+               f"{how}: a clean exit that destroys nothing", d.log_text()[-800:])
+        else:
+            d.kill()
+        names_down = store.names()
+        start = time.monotonic()
+        d.start(binary, ["--timeout", "30"])
+        took = (time.monotonic() - start) * 1000
+        pids.append(d.proc.pid)
+        after = region_inodes(d.sock)
+        ok(after == before, f"after {how}: the same regions, by inode ({took:.0f} ms to ready)", (before, after))
+        rs = regions(d.sock)
+        ok(all(r["state"] == "active" and r["owner_pid"] == d.proc.pid for r in rs.values()),
+           "all active, owned by the new daemon", rs)
+        reply, rw = get_fd(d.sock, "alpha", "rw")
+        ok(rw is not None and os.pread(rw, len(PATTERN), 0) == PATTERN and not is_owner_file(rw),
+           "alpha holds what was written before, through a new sharer's descriptor", reply)
+        if rw is not None:
+            os.close(rw)
+        listed = call(d.sock, {"version": 1, "op": "containers"})[0].get("containers", [])
+        ok([c["id"] for c in listed] == ["k1"] and listed[0]["pid"] == sleeper.pid,
+           "the container's registration was adopted", listed)
+        r = cg.run_in("keep1", lambda: call(path, {"version": 1, "op": "get", "region": "beta", "mode": "rw"})[0])
+        ok(r.get("status") == "ok", "and its channel serves it again", r)
+        store.drain(0.2)
+        same = [n for n in store.names() if not n.startswith("store-state-")] == \
+            [n for n in names_down if not n.startswith("store-state-")]
+        ok(same and store_kinds(store)["state"] == 1, "the store holds the same entries, and one newer state",
+           (names_down, store.names()))
+        ok("Adopted 4 regions and 1 container from the fd store." in d.log_text(), "the journal says what was adopted")
+    ok(len(set(pids)) == 3 and open_fds(d.proc.pid, fds_first) == fds_first,
+       f"three daemons, the last with as many descriptors as the first ({fds_first})",
+       (pids, open_fds(d.proc.pid)))
+
+    # The container ends while the daemon is down: systemd drops the pidfd
+    # (EPOLLHUP once reaped); the next start drops the channel.
+    d.kill()
+    sleeper.kill()
+    sleeper.wait()
+    store.hangups()
+    ok(store_kinds(store).get("pidfd") is None, "systemd (the harness) dropped the reaped container's pidfd")
+    d.start(binary, ["--timeout", "30"])
+    store.drain(0.2)
+    listed = call(d.sock, {"version": 1, "op": "containers"})[0].get("containers")
+    ok(listed == [] and "channel" not in store_kinds(store)
+       and "Container k1, pid %d: its process exited while mshare-owner was not running" % sleeper.pid in d.log_text(),
+       "a container gone while the daemon was down is dropped, its socket out of the store",
+       (listed, store.names()))
+
+    # A container that dies while the daemon runs leaves the store at once.
+    cg.make("keep2")
+    sleeper = cg.popen("keep2", ["sleep", "120"])
+    pidfd = os.pidfd_open(sleeper.pid)
+    ls, path = channel_socket(tmp, "keep2.sock")
+    reply, sk = register(d, "k2", [("beta", "ro")], ls, pidfd)
+    sk.close()
+    ls.close()
+    os.close(pidfd)
+    sleeper.kill()
+    sleeper.wait()
+    ok(wait_until(lambda: call(d.sock, {"version": 1, "op": "containers"})[0]["containers"] == []),
+       "a registered container exits: dropped")
+    store.drain(0.3)
+    ok("channel" not in store_kinds(store) and "pidfd" not in store_kinds(store),
+       "its socket and pidfd left the store (FDSTOREREMOVE)", store.names())
+    try:
+        connect(path).close()
+        refused = False
+    except ConnectionRefusedError:
+        refused = True
+    ok(refused, "connecting to its socket is refused: nothing holds it any more")
+    return d, store
+
+
+def test_restart_config(binary, d, store, ctl):
+    """A region whose configuration changed or vanished while the daemon
+    was down: the reload rules, with a journal line naming it and what
+    changed."""
+    before = region_inodes(d.sock)
+    d.stop()
+    d.write_config("main.conf", CONFIG.format(nobody=NOBODY)
+                   .replace("Name=gamma\nSize=6M", "Name=gamma\nSize=8M")
+                   .replace("[Region]\nName=huge\nSize=4M\nBacking=hugetlbfs\n", ""))
+    with open(d.attached, "w") as f:
+        f.write("2")
+    d.start(binary, ["--timeout", "30"])
+    rs = regions(d.sock)
+    log = d.log_text()
+    ok(rs["gamma"]["state"] == "changed" and rs["gamma"]["size"] == 6 << 20 and rs["gamma"]["inode"] == before["gamma"],
+       "gamma, resized while the daemon was down and still attached: kept as it was, state changed", rs["gamma"])
+    ok("Region 'gamma', adopted from the fd store after a restart, no longer matches its configuration" in log
+       and "(Size= 6291456 -> 8388608)" in log, "the journal names gamma and what changed",
+       [line for line in log.splitlines() if "gamma" in line][-3:])
+    ok(rs["huge"]["state"] == "retiring" and get_fd(d.sock, "huge", "rw")[0].get("errno") == "ENOENT",
+       "huge, removed while the daemon was down and attached: retiring, no longer handed out", rs["huge"])
+    ok("Region 'huge', adopted from the fd store after a restart, is no longer configured" in log,
+       "the journal names huge")
+    with open(d.attached, "w") as f:
+        f.write("0")
+    os.kill(d.proc.pid, signal.SIGHUP)
+    ok(wait_until(lambda: "huge" not in regions(d.sock) and regions(d.sock)["gamma"]["state"] == "active"),
+       "once nothing has them attached, huge is destroyed and gamma replaced", regions(d.sock))
+    store.drain(0.3)
+    inodes = stored_inodes(store)
+    ok("huge" not in inodes and inodes.get("gamma") == regions(d.sock)["gamma"]["inode"] != before["gamma"]
+       and regions(d.sock)["gamma"]["size"] == 8 << 20,
+       "the store follows: huge is out of it, gamma's entry is the new region", inodes)
+
+    # Removed and unattached while down: destroyed at the start.
+    d.stop()
+    d.write_config("main.conf", CONFIG.format(nobody=NOBODY)
+                   .replace("Name=gamma\nSize=6M", "Name=gamma\nSize=8M")
+                   .replace("[Region]\nName=huge\nSize=4M\nBacking=hugetlbfs\n", "")
+                   .replace("[Region]\nName=beta\nSize=2M\nBacking=memfd\n", "")
+                   .replace("Region=beta", "Region=alpha"))
+    d.start(binary, ["--timeout", "30"])
+    store.drain(0.3)
+    ok("beta" not in regions(d.sock) and "beta" not in stored_inodes(store)
+       and "Region 'beta' destroyed: it was removed from the configuration" in d.log_text(),
+       "a region removed while the daemon was down, and unattached, is destroyed at the start",
+       store.names())
+
+    # A configuration with errors at a restart: the adopted regions are kept.
+    d.stop()
+    d.write_config("zz-broken.conf", "[Region]\nName=broken\nSize=12Q\n")
+    d.start(binary, ["--timeout", "30"])
+    store.drain(0.3)
+    reply, fd = get_fd(d.sock, "alpha", "ro")
+    ok(d.alive() and set(regions(d.sock)) == {"alpha", "gamma"} and reply.get("errno") == "EACCES"
+       and "Configuration errors" in (store.status() or ""),
+       "a broken configuration at a restart: the regions are kept, nothing is handed out",
+       (reply, store.status()))
+    ok(set(stored_inodes(store)) == {"alpha", "gamma"}, "and they stay in the store", store.names())
+    os.unlink(os.path.join(d.conf, "zz-broken.conf"))
+    out = subprocess.run([ctl, "-s", d.sock, "reload"], capture_output=True, text=True)
+    reply, fd = get_fd(d.sock, "alpha", "ro")
+    ok(out.returncode == 0 and fd is not None, "a reload with the error fixed serves them again",
+       out.stdout + out.stderr)
+    if fd is not None:
+        os.close(fd)
+
+
+def test_destroy(d, store, ctl):
+    """mshare-ctl destroy: the explicit end of a region, out of the store."""
+    before = region_inodes(d.sock)
+    r = as_user(NOBODY, lambda: call(d.sock, {"version": 1, "op": "destroy", "region": "alpha"})[0])
+    ok(r.get("errno") == "EPERM", "destroy by a non-root peer: EPERM", r)
+    out = subprocess.run([ctl, "-s", d.sock, "destroy", "nosuch"], capture_output=True, text=True)
+    ok(out.returncode == 1 and "ENOENT" in out.stderr, "destroy of an unknown region: ENOENT", out.stderr)
+    with open(d.attached, "w") as f:
+        f.write("3")
+    out = subprocess.run([ctl, "-s", d.sock, "destroy", "alpha"], capture_output=True, text=True)
+    ok(out.returncode == 1 and "EBUSY" in out.stderr and "attached by 3 processes" in out.stderr
+       and "--force" in out.stderr, "destroy of an attached region: EBUSY, naming --force", out.stderr)
+    ok(region_inodes(d.sock)["alpha"] == before["alpha"], "and alpha is untouched")
+    out = subprocess.run([ctl, "-s", d.sock, "destroy", "--force", "alpha"], capture_output=True, text=True)
+    after = region_inodes(d.sock)
+    store.drain(0.3)
+    ok(out.returncode == 0 and after["alpha"] != before["alpha"] and f"inode {before['alpha']}" in out.stdout
+       and "created anew" in out.stdout, "destroy --force: alpha is destroyed and created anew (new inode)",
+       out.stdout + out.stderr)
+    ok(stored_inodes(store).get("alpha") == after["alpha"] and len([n for n in store.names() if n == "store-region-alpha"]) == 1,
+       "the store holds the new alpha only", store.names())
+    reply, rw = get_fd(d.sock, "alpha", "rw")
+    ok(rw is not None and os.pread(rw, len(PATTERN), 0) == bytes(len(PATTERN)), "the new alpha is empty")
+    if rw is not None:
+        os.close(rw)
+    with open(d.attached, "w") as f:
+        f.write("0")
+    d.write_config("main.conf", CONFIG.format(nobody=NOBODY)
+                   .replace("Name=gamma\nSize=6M", "Name=gamma\nSize=8M")
+                   .replace("[Region]\nName=huge\nSize=4M\nBacking=hugetlbfs\n", "")
+                   .replace("[Region]\nName=beta\nSize=2M\nBacking=memfd\n", "")
+                   .replace("Region=beta", "Region=alpha")
+                   .replace("[Region]\nName=gamma\nSize=8M\nPopulate=yes\n", ""))
+    with open(d.attached, "w") as f:
+        f.write("1")
+    subprocess.run([ctl, "-s", d.sock, "reload"], capture_output=True)
+    with open(d.attached, "w") as f:
+        f.write("0")
+    ok(regions(d.sock)["gamma"]["state"] == "retiring", "gamma removed from the configuration: retiring")
+    out = subprocess.run([ctl, "-s", d.sock, "--json", "destroy", "gamma"], capture_output=True, text=True)
+    store.drain(0.3)
+    ok(out.returncode == 0 and "no longer configured" in json.loads(out.stdout).get("message", "")
+       and "gamma" not in regions(d.sock) and "gamma" not in stored_inodes(store),
+       "destroy of a retiring region: gone, not created again, out of the store", out.stdout + out.stderr)
+    d.write_config("main.conf", CONFIG.format(nobody=NOBODY))
+    subprocess.run([ctl, "-s", d.sock, "reload"], capture_output=True)
+
+
+def test_crashes(binary, tmp, cg):
+    """A crash at each step that must leave something a restart can adopt:
+    right after a region's owner file was stored (before the state names
+    it), in the middle of populating, right after a registration's
+    descriptors were stored (before the state), and after the state but
+    before the reply."""
+    store = FdStore(tmp, "crash-notify")
+    d = Daemon(binary, tmp, "crash", ["--timeout", "30"], store=store,
+               env={"FAKE_MSHARE_CRASH": "region-stored"}, wait=False)
+    d.proc.wait(10)
+    store.drain(0.3)
+    alpha = stored_inodes(store).get("alpha")
+    ok(d.proc.returncode == -signal.SIGKILL and alpha and store.state() is None,
+       "killed right after storing alpha's owner file: the store has it, no state", store.names())
+    d.start(binary, ["--timeout", "30"])
+    store.drain(0.3)
+    ok("Region 'alpha': its owner descriptor in the fd store is not in the saved state" in d.log_text()
+       and region_inodes(d.sock)["alpha"] not in (None, alpha) and stored_inodes(store)["alpha"] != alpha,
+       "the next start drops that descriptor (nobody had it) and creates alpha anew", store.names())
+    ok(len([n for n in store.names() if n == "store-region-alpha"]) == 1, "one alpha in the store")
+    d.stop()
+    store.stop()
+
+    d.start(binary, ["--timeout", "30"], env={"FAKE_MSHARE_CRASH": "populate"}, wait=False)
+    d.proc.wait(10)
+    store.drain(0.3)
+    st = store.state() or {}
+    gamma = {r["config"]["name"]: r for r in st.get("regions", [])}.get("gamma", {})
+    ok(d.proc.returncode == -signal.SIGKILL and gamma.get("populated") is False
+       and gamma.get("inode") == stored_inodes(store).get("gamma"),
+       "killed while populating gamma: the state has gamma, not populated", st)
+    d.start(binary, ["--timeout", "30"])
+    store.drain(0.3)
+    gamma2 = {r["config"]["name"]: r for r in (store.state() or {}).get("regions", [])}.get("gamma", {})
+    ok("Region 'gamma': populating it was interrupted" in d.log_text() and "Region 'gamma' populated" in d.log_text()
+       and region_inodes(d.sock)["gamma"] == gamma["inode"] and gamma2.get("populated") is True,
+       "the next start adopts gamma and finishes populating it", gamma2)
+
+    cg.make("crash1")
+    sleeper = cg.popen("crash1", ["sleep", "120"])
+    pidfd = os.pidfd_open(sleeper.pid)
+    ls, _ = channel_socket(tmp, "crash1.sock")
+    d.stop()
+    d.start(binary, ["--timeout", "30"], env={"FAKE_MSHARE_CRASH": "register-stored"})
+    reply, sk = register(d, "c1", [("beta", "rw")], ls, pidfd)
+    sk.close()
+    d.proc.wait(10)
+    store.drain(0.3)
+    ok(reply is None and d.proc.returncode == -signal.SIGKILL and store_kinds(store).get("channel") == 1
+       and not (store.state() or {}).get("containers"),
+       "killed during a registration, after storing its descriptors: no reply, no state of it",
+       (reply, store.names()))
+    d.start(binary, ["--timeout", "30"])
+    store.drain(0.3)
+    ok(call(d.sock, {"version": 1, "op": "containers"})[0]["containers"] == []
+       and "channel" not in store_kinds(store) and "pidfd" not in store_kinds(store)
+       and "a registration that mshare-owner never confirmed" in d.log_text(),
+       "the next start drops them: the hook saw the registration fail", store.names())
+
+    d.stop()
+    d.start(binary, ["--timeout", "30"], env={"FAKE_MSHARE_CRASH": "register-saved"})
+    reply, sk = register(d, "c1", [("beta", "rw")], ls, pidfd)
+    sk.close()
+    d.proc.wait(10)
+    store.drain(0.3)
+    ok(reply is None and [c["id"] for c in (store.state() or {}).get("containers", [])] == ["c1"],
+       "killed after saving a registration, before the reply: the state has it", reply)
+    d.start(binary, ["--timeout", "30"])
+    listed = call(d.sock, {"version": 1, "op": "containers"})[0]["containers"]
+    ok([c["id"] for c in listed] == ["c1"], "the next start serves it (the hook failed the container, whose "
+       "exit ends it)", listed)
+    sleeper.kill()
+    sleeper.wait()
+    ok(wait_until(lambda: call(d.sock, {"version": 1, "op": "containers"})[0]["containers"] == []),
+       "and the container's exit ends it")
+    os.close(pidfd)
+    ls.close()
+    d.stop()
+    store.close()
+
+
+def test_store_hygiene(binary, tmp):
+    """What else may be in the store: stale and broken states, descriptors
+    the state does not name, kinds of a newer version, the socket passed by
+    name among them."""
+    store = FdStore(tmp, "hygiene-notify")
+    d = Daemon(binary, tmp, "hygiene", ["--timeout", "30"], store=store)
+    d.stop()
+    gen = (store.state() or {}).get("generation", 0)
+    junk = os.memfd_create("junk", os.MFD_CLOEXEC)
+    os.write(junk, b'{"version":1,"generation":99}')
+    store.add("store-state-99", junk)
+    old = os.memfd_create("old", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    os.write(old, json.dumps({"version": 1, "generation": 1, "next_serial": 0, "regions": [],
+                              "containers": []}).encode())
+    fcntl.fcntl(old, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK)
+    store.add("store-state-1", old)
+    store.add("store-region-ghost", os.memfd_create("ghost", os.MFD_CLOEXEC))
+    store.add("store-lease-1", os.memfd_create("lease", os.MFD_CLOEXEC))
+    ls = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ls.bind(os.path.join(tmp, "hygiene-passed.sock"))
+    ls.listen(16)
+    d.start(binary, ["--timeout", "30"], listen=(ls, "mshare-owner.socket"))
+    store.drain(0.3)
+    log = d.log_text()
+    reply, _ = call(os.path.join(tmp, "hygiene-passed.sock"), {"version": 1, "op": "hello"})
+    ok(reply.get("status") == "ok", "the socket passed by name among the store's entries is served", reply)
+    ok("Ignoring store-state-99 in the fd store" in log and f"Restoring from store-state-{gen}" in log,
+       f"an unsealed state is ignored; the newest valid one (generation {gen}) is used",
+       [line for line in log.splitlines() if "state" in line][-4:])
+    names = store.names()
+    ok("store-state-99" not in names and "store-state-1" not in names
+       and [n for n in names if n.startswith("store-state-")] == ["store-state-100"],
+       "stale states leave the store; the next one is generation 100", names)
+    ok("store-region-ghost" not in names and "Region 'ghost': its owner descriptor" in log,
+       "a region descriptor the state does not name is dropped", names)
+    ok("store-lease-1" in names and "Leaving store-lease-1 in the fd store alone" in log,
+       "an entry of a kind this daemon does not know is left alone", names)
+    d.stop()
+    ls2 = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    ls2.bind(os.path.join(tmp, "hygiene-other.sock"))
+    ls2.listen(1)
+    store.add("other.socket", os.dup(ls2.fileno()))
+    names = store.names()
+    d.start(binary, ["--timeout", "30"], listen=(ls, "mshare-owner.socket"), wait=False)
+    rc = d.proc.wait(10)
+    store.drain(0.3)
+    ok(rc == 1 and "Two sockets were passed" in d.log_text() and store.names() == names,
+       "two sockets passed: the daemon does not start, and leaves the store alone", d.log_text()[-500:])
+    store.remove("other.socket")
+    ls2.close()
+    d.start(binary, ["--timeout", "30"], listen=(ls, "mshare-owner.socket"))
+    ok(set(region_inodes(os.path.join(tmp, "hygiene-passed.sock"))) == {"alpha", "beta", "gamma", "huge"},
+       "and then starts with its regions")
+    d.stop()
+    ls.close()
+    store.close()
+
+
+def test_restarts(binary, tmp, ctl, cg):
+    d, store = test_restart_keeps(binary, tmp, ctl, cg)
+    try:
+        test_restart_config(binary, d, store, ctl)
+        test_destroy(d, store, ctl)
+    finally:
+        d.stop()
+    ok(set(n.split("-")[1] for n in store.names()) <= {"region", "state"},
+       "at the end the store holds regions and a state", store.names())
+    store.stop()  # systemctl stop
+    store.close()
+    test_crashes(binary, tmp, cg)
+    test_store_hygiene(binary, tmp)
+
 
 def main():
     binary, ctl, stress = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -1067,6 +1735,7 @@ def main():
         test_cap(binary, tmp)
         test_limits(binary, tmp, ctl, cg)
         test_fd_budget(binary, tmp)
+        test_restarts(binary, tmp, ctl, cg)
     cg.cleanup()
     print(f"1..{count}")
     return 1 if failed else 0

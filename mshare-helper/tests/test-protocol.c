@@ -10,6 +10,7 @@ static bool str_eq(const char *a, const char *b)
 static bool request_equal(const struct proto_request *a, const struct proto_request *b)
 {
 	if (a->op != b->op || !str_eq(a->client, b->client) || !str_eq(a->region, b->region) ||
+	    a->force != b->force ||
 	    (a->op == PROTO_OP_GET && a->mode != b->mode) || a->start != b->start ||
 	    a->has_container != b->has_container || !str_eq(a->container_name, b->container_name) ||
 	    !str_eq(a->container_id, b->container_id) || a->n_annotations != b->n_annotations ||
@@ -88,6 +89,9 @@ static void test_roundtrips(void)
 	roundtrip("unregister", &(struct proto_request){ .op = PROTO_OP_UNREGISTER, .has_container = true,
 							.container_id = "0123abcd" });
 	roundtrip("containers", &(struct proto_request){ .op = PROTO_OP_CONTAINERS });
+	roundtrip("destroy", &(struct proto_request){ .op = PROTO_OP_DESTROY, .region = "pool" });
+	roundtrip("destroy --force", &(struct proto_request){ .op = PROTO_OP_DESTROY, .region = "pool",
+							     .force = true });
 }
 
 static void reject_n(const char *what, const char *msg, size_t len, int expected)
@@ -140,6 +144,8 @@ static void test_rejections(void)
 	reject("region as an object", "{\"version\":1,\"op\":\"show\",\"region\":{}}", -EBADMSG);
 	reject("a path as region", "{\"version\":1,\"op\":\"get\",\"region\":\"../etc\",\"mode\":\"ro\"}", -EINVAL);
 	reject("an empty region", "{\"version\":1,\"op\":\"show\",\"region\":\"\"}", -EINVAL);
+	reject("destroy without region", "{\"version\":1,\"op\":\"destroy\"}", -EBADMSG);
+	reject("destroy with force as a string", "{\"version\":1,\"op\":\"destroy\",\"region\":\"p\",\"force\":\"yes\"}", -EBADMSG);
 	reject("mode wx", "{\"version\":1,\"op\":\"get\",\"region\":\"p\",\"mode\":\"wx\"}", -EINVAL);
 	reject("mode as a boolean", "{\"version\":1,\"op\":\"get\",\"region\":\"p\",\"mode\":true}", -EBADMSG);
 	reject("container not an object",
@@ -262,7 +268,7 @@ static void test_region_info(void)
 		.name = "pool", .state = "active", .size = 64 << 20, .region_size = 512ULL << 30,
 		.backing = "file", .path = "/var/lib/pool", .protection = "rw", .populate = true,
 		.rss_bytes = 12345 * 4096ULL, .pgtables_bytes = 8192, .attached = 3, .windows = 4,
-		.owner_pid = 42, .access = "ro",
+		.owner_pid = 42, .inode = 4242, .access = "ro",
 	};
 	_cleanup_(proto_region_info_done) struct proto_region_info out = {}, bad = {};
 	_cleanup_free_ char *error = NULL, *error2 = NULL;
@@ -275,8 +281,17 @@ static void test_region_info(void)
 	   str_eq(out.path, in.path) && streq(out.protection, in.protection) &&
 	   out.populate == in.populate && out.rss_bytes == in.rss_bytes &&
 	   out.pgtables_bytes == in.pgtables_bytes && out.attached == in.attached &&
-	   out.windows == in.windows && out.owner_pid == in.owner_pid && streq(out.access, in.access),
+	   out.windows == in.windows && out.owner_pid == in.owner_pid && out.inode == in.inode &&
+	   streq(out.access, in.access),
 	   "region info round trip");
+
+	b = json_deep_copy(j);
+	json_object_del(b, "inode");
+	proto_region_info_done(&bad);
+	k = proto_region_info_from_json(b, &bad, &error2);
+	ok(k == 0 && bad.inode == 0, "a region without inode (a daemon before issue 16) reads as inode 0");
+	proto_region_info_done(&bad);
+	json_decref(b);
 
 	b = json_deep_copy(j);
 	json_object_set_new(b, "attached", json_integer(-1));
