@@ -8,6 +8,7 @@
  */
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <time.h>
 
@@ -59,7 +60,7 @@ static void usage(FILE *f)
 		"                         read-only\n"
 		"  -d, --dist=DIST        zipfian (default) or uniform keys\n"
 		"      --theta=T          zipfian skew, above 0 and below 1 (default 0.99)\n"
-		"  -s, --seconds=S        run for S seconds (default 10; 0: no run)\n"
+		"  -s, --seconds=S        run for S seconds (default 10; 0: no run; SIGTERM ends it)\n"
 		"  -n, --ops=N            stop after N operations (default: no limit)\n"
 		"      --seed=N           random seed (default: from the clock and the pid)\n"
 		"      --id=LABEL         a label copied into the JSON (for a driver)\n"
@@ -328,6 +329,24 @@ out:
 	return r;
 }
 
+static void on_stop(int sig)
+{
+	(void)sig;
+	workload_stop = 1;
+}
+
+/* SIGTERM and SIGINT end the run early; the worker still verifies (with
+ * --verify) and reports. A handler also makes SIGTERM reach a worker that
+ * is PID 1 of a container. */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa = { .sa_handler = on_stop };
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	struct worker_report w = {
@@ -348,5 +367,6 @@ int main(int argc, char **argv)
 		return EXIT_SUCCESS;
 	w.id = o.id;
 	w.opts = &o.work;
+	catch_stop_signals();
 	return run(&o, &w) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -60,6 +60,8 @@ const char *dist_name(enum dist d)
 	return dist_names[d];
 }
 
+volatile sig_atomic_t workload_stop;
+
 /* An update: a new payload for the record's new version. */
 static void rewrite(struct record *r, size_t record_size, void *arg)
 {
@@ -93,7 +95,7 @@ int workload_run(struct pool *p, const struct workload_opts *o, struct workload_
 	start = now = clock_ns(CLOCK_MONOTONIC);
 	deadline = start + (uint64_t)(o->seconds * 1e9);
 
-	while (now < deadline && (!o->max_ops || res->ops < o->max_ops)) {
+	while (!workload_stop && now < deadline && (!o->max_ops || res->ops < o->max_ops)) {
 		uint64_t key = o->dist == DIST_ZIPFIAN ? zipf_key(&z, &rng) : rng_below(&rng, n);
 		bool read = rng_next(&rng) < read_cut;
 		uint64_t t0;

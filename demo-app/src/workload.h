@@ -16,6 +16,7 @@
  * match is an error.
  */
 
+#include <signal.h>
 #include <stdint.h>
 
 #include "hist.h"
@@ -55,6 +56,10 @@ double mix_read_fraction(enum mix m);
 
 int dist_parse(const char *s, enum dist *out);
 const char *dist_name(enum dist d);
+
+/* Set from a signal handler (demo-worker: SIGTERM, SIGINT): the run ends
+ * after the operation in progress, as if its time were up. */
+extern volatile sig_atomic_t workload_stop;
 
 /* Run the mix on the pool; res is filled. -EINVAL (logged) for bad options. */
 int workload_run(struct pool *p, const struct workload_opts *o, struct workload_result *res);

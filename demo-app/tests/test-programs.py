@@ -18,6 +18,7 @@ import json
 import os
 import re
 import select
+import signal
 import struct
 import subprocess
 import sys
@@ -239,6 +240,21 @@ def test_worker(pool, loaded):
        and 0.45 < j["updates"] / j["ops"] < 0.55 and 0.4 < j["run_s"] < 5,
        f"update-heavy uniform for 0.5 s: {j and j['ops']} ops, "
        f"{j and j['updates']} updates")
+
+
+def test_stop_signal(pool):
+    """SIGTERM ends a long run early; the worker still verifies and reports."""
+    p = subprocess.Popen([WORKER, f"--backing=shm:{pool}", "--seconds=600", "--verify", "--id=stop"],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(1.5)
+    start = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    j = one_json(out)
+    ok(p.returncode == 0 and j and 0 < j["run_s"] < 60 and j["ops"] > 0 and j["errors"] == 0
+       and (j.get("verify") or {}).get("missing") == 0 and time.monotonic() - start < 30,
+       "SIGTERM ends a 600 s run early: the worker verifies and reports"
+       + ("" if p.returncode == 0 else f" (status {p.returncode}: {err.strip()})"))
 
 
 def test_seed(pool):
@@ -486,6 +502,7 @@ def main():
             loaded = test_load(main_pool)
             if loaded:
                 test_worker(main_pool, loaded)
+                test_stop_signal(main_pool)
                 test_seed(main_pool)
             test_concurrent(pools.new("concurrent"))
             test_barrier(main_pool, tmp)
