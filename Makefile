@@ -1,7 +1,7 @@
 # mshare: shared page tables for Linux (msharefs). Kernel work lives in
 # kernel/, its caches in $MSHARE_CACHE (default ~/.cache/mshare).
 
-.PHONY: all kernel kernel-release test demo demo-initramfs bench deps clean image install
+.PHONY: all kernel kernel-release test demo demo-initramfs bench soak deps clean image install
 
 all: kernel
 
@@ -35,6 +35,13 @@ demo-initramfs: deps
 # `make bench ARGS="--quick"`.
 bench: deps
 	scripts/bench.sh $(ARGS)
+
+# Issue 16's soak: mshare-owner restarted, killed and upgraded 100 times
+# while database workers in crun containers run on its region, in the guest
+# image on the debug kernel (`make kernel` first); the report goes to
+# docs/results/soak-restart-*.md. `make soak ARGS="--cycles 20"`.
+soak: deps
+	scripts/soak.sh $(ARGS)
 
 deps:
 	scripts/install-deps.sh

@@ -8,7 +8,7 @@ echo "1..11"
 fresh_owner || echo "# systemctl start $UNIT failed"
 B=--bytes=$((64 * MiB))
 probe pool $B write 21 >/dev/null || echo "# writing pool failed"
-pid=$(main_pid) owner=$(region_field pool owner_pid)
+pid=$(main_pid) inode=$(region_field pool inode)
 
 cat >"$CONF_DIR/extra.conf" <<'CONF'
 [Region]
@@ -46,8 +46,8 @@ mshare-ctl reload >/dev/null || echo "# reload with cache resized failed"
 resized() { [ "$(region_field cache size)" = $((32 * MiB)) ] && [ "$(region_field cache state)" = active ]; }
 if wait_for 40 resized; then ok "cache, changed and not attached, is replaced at its new size"; else not_ok "cache is '$(region_field cache state)' with size $(region_field cache size), expected active 32 MiB"; fi
 
-if [ "$(region_field pool owner_pid)" = "$owner" ] && probe --ro pool $B verify 21 >/dev/null; then
-	ok "pool, unchanged, is untouched: same region, same contents"
+if [ -n "$inode" ] && [ "$(region_field pool inode)" = "$inode" ] && probe --ro pool $B verify 21 >/dev/null; then
+	ok "pool, unchanged, is untouched: same region (inode $inode), same contents"
 else
 	not_ok "pool changed across the reloads"
 fi
