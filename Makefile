@@ -54,6 +54,7 @@ install:
 	@if [ -f mshare-helper/Makefile ]; then $(MAKE) -C mshare-helper install DESTDIR=$(DESTDIR); fi
 	@if [ -f demo-app/Makefile ]; then $(MAKE) -C demo-app install DESTDIR=$(DESTDIR); fi
 	@if [ -f crun-hook/Makefile ]; then $(MAKE) -C crun-hook install DESTDIR=$(DESTDIR); fi
+	@if [ -f preload/Makefile ]; then $(MAKE) -C preload install DESTDIR=$(DESTDIR); fi
 
 # The guest image: Debian 12 with systemd, crun, podman and `make install`,
 # cached in $MSHARE_CACHE/images/<key>/rootfs.ext4 (image/README.md).

@@ -26,6 +26,9 @@ packages=(
 	mmdebstrap binutils qemu-utils
 	# make bench / make demo: the workers' JSON, the plots
 	jq gnuplot-nox
+	# preload's host test runs PostgreSQL (initdb, pg_ctl, pgbench) under
+	# mshare-run
+	postgresql-15
 )
 
 # Nothing to do when everything is there already (make test and make demo

@@ -47,6 +47,7 @@ run libmshare make -C "$root/libmshare" check
 run mshare-helper make -C "$root/mshare-helper" check
 run demo-app make -C "$root/demo-app" check
 run crun-hook make -C "$root/crun-hook" check
+run preload make -C "$root/preload" check
 run mshare-helper-fuzz make -C "$root/mshare-helper" fuzz-run \
 	FUZZ_SECONDS="${MSHARE_FUZZ_SECONDS:-30}"
 run guest-runner "$root/common/run-tap.sh" "bash $root/kernel/scripts/tests/test-run-list.sh"
