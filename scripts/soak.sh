@@ -1,19 +1,22 @@
 #!/usr/bin/env bash
-# scripts/soak.sh [--cycles N] [--kernel DIR] [--out DIR] [--name NAME] [--timeout SEC]
-# `make soak`: issue 16's soak of mshare-owner's restarts in the guest image
-# under systemd, on the debug kernel: image/tests/owner/restart.sh with N
-# cycles (default 100) alternating `systemctl restart`, kill -9 of the
-# daemon and an upgrade of its binary, while two database workers in crun
-# containers update and check pool, and a new container verifies every
-# record after each cycle. make test runs the same script with 12 cycles
-# (owner.list). Writes OUT/NAME.md (default docs/results/soak-restart-
+# scripts/soak.sh [--cycles N] [--kernel DIR | --release] [--out DIR] [--name NAME] [--timeout SEC]
+# `make soak`: the long loops of the guest image's tests, under systemd.
+# image/tests/owner/restart.sh with N cycles (default 100) alternating
+# `systemctl restart`, kill -9 of the daemon and an upgrade of its binary,
+# while two database workers in crun containers update and check pool and
+# a new container verifies every record after each cycle; then
+# image/tests/hook/loop.sh with 100 containers, two at a time. make test
+# runs the same scripts with 3 cycles (owner.list) and 20 containers
+# (hook.list). Writes OUT/NAME.md (default docs/results/soak-restart-
 # YYYYMMDD-HHMM.md): every cycle's line, the workers' reports, what a
-# restart costs next to a cold start (TCG emulation figures), the kernel
-# and the command; ends with "N passed, N failed".
+# restart costs next to a cold start (TCG emulation figures), the loop's
+# lines, the kernel and the command; ends with "N passed, N failed".
 #   --cycles N     cycles, a multiple of 10 (default 100; $SOAK_CYCLES too)
 #   --kernel DIR   default: the cached debug kernel of the current series
 #                  (image/run-tests.sh picks it; --build-kernel is not done
 #                  here: `make kernel` first)
+#   --release      the release kernel (built or reused): shorter cycles
+#                  than the debug kernel's; the report names the kernel
 #   --timeout SEC  of the whole QEMU run (default: 120 s per cycle plus 1800)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -26,6 +29,7 @@ while [ $# -gt 0 ]; do
 	case $1 in
 	--cycles) cycles=$2; shift ;;
 	--kernel) kargs=(--kernel "$2"); shift ;;
+	--release) kargs=(--kernel "$("$root/kernel/scripts/build.sh" release)") ;;
 	--out) out=$2; shift ;;
 	--name) name=$2; shift ;;
 	--timeout) tmo=$2; shift ;;
@@ -47,6 +51,10 @@ trap 'rm -rf "$stage"' EXIT
 	echo "owner/restart.sh begin"
 	for _ in $(seq $((cycles / 10))); do echo "owner/restart.sh cycles 10"; done
 	echo "owner/restart.sh end"
+	echo "owner/restart.sh cost 1G"
+	echo "hook/loop.sh begin"
+	for _ in $(seq 10); do echo "hook/loop.sh run 10"; done
+	echo "hook/loop.sh end 100"
 } >"$stage/soak.list"
 
 start=$(date +%s)
@@ -89,6 +97,13 @@ report=$out/$name.md
 	echo
 	echo '```'
 	grep -E '^(ok|not ok) [0-9]+ - cycle ' "$stage/run.out" || true
+	echo '```'
+	echo
+	echo "## 100 containers through mshare-oci-hook"
+	echo
+	echo '```'
+	sed -n '/^=== RUN hook\/loop.sh/,/^=== END hook\/loop.sh end/p' "$stage/run.out" |
+		grep -E '^(ok|not ok|# before)' || true
 	echo '```'
 	echo
 	if [ "$rc" != 0 ]; then

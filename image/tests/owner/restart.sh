@@ -15,8 +15,10 @@
 #                         served that verifies every record
 #   restart.sh end        the workers stopped: 0 errors, 0 records lost or
 #                         torn; the daemon's descriptors and RSS back to
-#                         their level; what a restart costs against a cold
-#                         start that creates and populates pool (TCG figures)
+#                         their level; the original binary back
+#   restart.sh cost SIZE  what a restart costs against a cold start that
+#                         creates and populates pool and a region of SIZE
+#                         (TCG figures)
 #   restart.sh changes    a region removed and a region resized while the
 #                         daemon was down: retiring and changed, as a reload
 #   restart.sh crashes    kill -9 while containers register; kill -9 while a
@@ -263,13 +265,13 @@ cycles)
 		if [ $kind = upgrade ] && [ "$(stat -L -c %i "/proc/$new/exe")" != "$(stat -c %i "$BIN")" ]; then
 			good=0 why+=" the daemon does not run the new binary;"
 		fi
+		d=$(ready_ms "$since")
 		if [ $good = 1 ]; then
-			ok "cycle $c, $kind: daemon $old -> $new$note; pool is the same region (inode $inode), both workers run on it; unserved $ms ms (the daemon: $(ready_ms "$since") ms from its start to ready)"
+			ok "cycle $c, $kind: daemon $old -> $new$note; pool is the same region (inode $inode), both workers run on it; unserved $ms ms (the daemon: ${d:-?} ms from its start to ready)"
 		else
 			not_ok "cycle $c, $kind:$why"
 			journal_since "$since" | tail -n 20 | sed 's/^/# /'
 		fi
-		d=$(ready_ms "$since")
 		eval "ms_$kind=\"\${ms_$kind:-} ${ms:-120000}\""
 		eval "d_$kind=\"\${d_$kind:-} ${d:-0}\""
 		verifier "v$c" "$((1000 + c))"
@@ -288,7 +290,7 @@ cycles)
 	;;
 end)
 	. "$STATE"
-	echo "1..6"
+	echo "1..5"
 	fds1=$(owner_fds) rss1=$(owner_rss) sc=$(store_count)
 	echo "# daemon pid $pid0 at the start: $fds0 descriptors, VmRSS $rss0 kB; pid $(main_pid) after $n cycles: $fds1 descriptors, VmRSS $rss1 kB; fd store: ${sc:-not shown}"
 	if [ "$fds1" = "$fds0" ] && [ "$rss1" -le $((rss0 + 512)) ] && { [ -z "$sc" ] || [ "$sc" = 7 ]; }; then
@@ -320,14 +322,19 @@ end)
 	for i in 1 2; do crun delete -f "w$i" >/dev/null 2>&1; done
 	gone() { [ -z "$(registered_ids)" ]; }
 	if wait_for 30 gone; then ok "the workers' containers are unregistered"; else not_ok "still registered: $(registered_ids)"; fi
-
+	cp /run/mshare-owner.orig "$BIN.new" && mv -f "$BIN.new" "$BIN" && systemctl restart "$UNIT"
+	check "the original binary is back and serves" wait_for 120 served
+	;;
+cost)
+	. "$STATE"
+	echo "1..1"
 	# What a restart costs, against a cold start creating and populating
-	# the same regions and a 1 GiB one (the store emptied by systemctl
+	# the same regions and one of $2 (the store emptied by systemctl
 	# stop), with nothing else running.
-	cat >"$CONF_DIR/big.conf" <<'CONF'
+	cat >"$CONF_DIR/big.conf" <<CONF
 [Region]
 Name=big
-Size=1G
+Size=$2
 Populate=yes
 
 [Grant]
@@ -353,7 +360,7 @@ CONF
 		d_ikill+=" $(ready_ms "$since")"
 	done
 	echo "# What a restart costs. TCG emulation figures (QEMU TCG, 2 vCPUs, the debug kernel),"
-	echo "# not hardware ones. Regions: pool ($POOL_SIZE) and big (1 GiB), both populated, and example."
+	echo "# not hardware ones. Regions: pool ($POOL_SIZE) and big ($2), both populated, and example."
 	echo "# 'unserved': from the command until a client (mshare-ctl) gets a descriptor again;"
 	echo "# 'daemon': its own start to ready (the rest is systemd stopping it and starting a sandboxed service)."
 	echo "#   cold start (stop, start: create and populate):  unserved ${cold:-?} ms, daemon ${d_cold:-?} ms"
@@ -372,8 +379,6 @@ CONF
 	fi
 	rm -f "$CONF_DIR/big.conf"
 	mshare-ctl reload >/dev/null || echo "# the reload without big failed"
-	cp /run/mshare-owner.orig "$BIN.new" && mv -f "$BIN.new" "$BIN" && systemctl restart "$UNIT"
-	check "the original binary is back and serves" served
 	;;
 changes)
 	echo "1..9"
@@ -571,7 +576,7 @@ CONF
 	fi
 	;;
 *)
-	echo "usage: restart.sh begin | cycles N | end | changes | crashes" >&2
+	echo "usage: restart.sh begin | cycles N | end | cost SIZE | changes | crashes" >&2
 	exit 2
 	;;
 esac
