@@ -226,11 +226,18 @@ systemctl --root="$rootfs" enable "${enable[@]}" >&2
 # programs that take a minute at boot under TCG; tests start them when they
 # need them), periodic jobs, and a getty on the VGA console nobody sees.
 disable=(podman.service podman.socket podman-restart.service podman-auto-update.service
-	podman-auto-update.timer fstrim.timer dpkg-db-backup.timer getty@tty1.service)
+	podman-auto-update.timer fstrim.timer dpkg-db-backup.timer getty@tty1.service
+	postgresql.service)
 for u in "${disable[@]}"; do
 	if systemctl --root="$rootfs" is-enabled -q "$u" 2>/dev/null; then
 		systemctl --root="$rootfs" disable "$u" >&2
 	fi
+done
+# The cluster postgresql-15 creates on install: the tests make their own.
+for c in "$rootfs"/etc/postgresql/*/main; do
+	[ -d "$c" ] || continue
+	v=${c%/main}
+	chroot "$rootfs" pg_dropcluster "${v##*/}" main >&2
 done
 # Our kernel has no modules (CONFIG_MODULES=n): nothing to load, so no
 # modprobe@*.service instances and no systemd-modules-load.service.

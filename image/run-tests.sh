@@ -14,6 +14,9 @@
 #                     built and put on the tests disk in owner/mshare-helper/),
 #                     hook (mshare-oci-hook with crun and podman; its tools,
 #                     `make -C crun-hook install-tests`, go to hook/crun-hook/),
+#                     postgres (PostgreSQL under libmshare-preload.so; its
+#                     tool, `make -C preload install-tests`, goes to
+#                     postgres/mshare-preload/),
 #                     hook-cost (what the hook adds to a container start; a
 #                     measurement, not part of make test)
 #   --extra-dir DIR   copied onto the tests disk after image/tests/ (repeatable;
@@ -98,13 +101,17 @@ for d in "$IMAGE_DIR/tests" "${extra[@]}"; do
 done
 # The tools of the owner and hook lists, when they run.
 listed() { [[ ",$tests," == *",$1,"* ]]; }
-if listed owner && [ -d "$stage/owner" ]; then
+if { listed owner || listed soak; } && [ -d "$stage/owner" ]; then
 	make -s -C "$REPO_DIR/mshare-helper" install-tests DESTDIR="$stage" LIBEXECDIR=/owner >&2 ||
 		die "cannot build the owner tests' tools (make -C mshare-helper install-tests)"
 fi
-if { listed hook || listed hook-cost; } && [ -d "$stage/hook" ]; then
+if { listed hook || listed hook-cost || listed soak; } && [ -d "$stage/hook" ]; then
 	make -s -C "$REPO_DIR/crun-hook" install-tests DESTDIR="$stage" LIBEXECDIR=/hook >&2 ||
 		die "cannot build the hook tests' tools (make -C crun-hook install-tests)"
+fi
+if listed postgres && [ -d "$stage/postgres" ]; then
+	make -s -C "$REPO_DIR/preload" install-tests DESTDIR="$stage" LIBEXECDIR=/postgres >&2 ||
+		die "cannot build the PostgreSQL tests' tools (make -C preload install-tests)"
 fi
 for t in ${tests//,/ }; do
 	[ -f "$stage/$t.list" ] || log "warning: no $t.list among the tests; the guest will report it"
