@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Host test of mshare-owner's socket, policy, reload and robustness logic.
 
-Runs the daemon built on tests/fake-mshare.c (a region is a memfd there: the
+Runs the daemon built on ../libmshare/tests/fake-mshare.c (a region is a memfd there: the
 host kernel has no mshare system calls) with --socket in a temporary
 directory, and mshare-ctl against it. Prints TAP. Usage:
 
@@ -122,6 +122,9 @@ class Daemon:
         for k in ("NOTIFY_SOCKET", "LISTEN_FDS", "LISTEN_PID", "LISTEN_FDNAMES", "FAKE_MSHARE_CRASH"):
             env.pop(k, None)
         env["FAKE_MSHARE_ATTACHED"] = self.attached
+        # The configuration has a hugetlbfs region; the fake refuses anonymous
+        # huge-page objects unless told the pool has huge pages.
+        env["FAKE_MSHARE_HUGE_PAGES"] = "1"
         env.update(extra_env)
         # As mshare-owner.service runs it: root without any capability.
         argv = ["setpriv", "--bounding-set=-all", "--inh-caps=-all", "--", binary,
@@ -1213,7 +1216,8 @@ def test_fd_budget(binary, tmp):
     os.makedirs(conf, exist_ok=True)
     with open(os.path.join(conf, "main.conf"), "w") as f:
         f.write(CONFIG.format(nobody=NOBODY))
-    env = dict(os.environ, FAKE_MSHARE_ATTACHED=os.path.join(tmp, "budget.attached"))
+    env = dict(os.environ, FAKE_MSHARE_ATTACHED=os.path.join(tmp, "budget.attached"),
+               FAKE_MSHARE_HUGE_PAGES="1")
     env.pop("NOTIFY_SOCKET", None)
     proc = subprocess.Popen([binary, "--socket", sock, "--config-dir", conf, "--max-connections", "1000",
                              "--timeout", "60"], stdout=subprocess.DEVNULL, stderr=open(log, "w"),

@@ -1,6 +1,6 @@
 #!/bin/bash
 # The library's region path on the host, on a fake of the mshare system
-# calls (tests/fake-mshare.c: a region is a memfd, a window a shared
+# calls (../libmshare/tests/fake-mshare.c: a region is a memfd, a window a shared
 # mapping of it; NOT the kernel, whose behaviour the guest test checks).
 # Regions of a process's own: windows aligned as the fake aligns them, the
 # owner descriptor kept high (>= 1000) until munmap(), fork(), the success

@@ -5,7 +5,7 @@
 #   * with libmshare-preload.so on this kernel (no mshare): the server runs
 #     on plain shared memory and its log says so once, naming ENOSYS;
 #     --strict makes the start fail with the library's message;
-#   * with the library on the fake of the mshare calls (tests/fake-mshare.c,
+#   * with the library on the fake of the mshare calls (../libmshare/tests/fake-mshare.c,
 #     NOT the kernel): shared_memory_type=mmap (huge_pages=try: the huge
 #     page attempt is refused, the retry is served) and =sysv are served
 #     from regions of the server's own, and pgbench runs on them.

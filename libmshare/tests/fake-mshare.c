@@ -1,32 +1,35 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * A stand-in for the mshare system calls on the host, whose kernel has
- * none, for tests/test-fake.sh: libmshare-preload-fake.so is the library
- * built on it instead of libmshare's wrappers, so that its region path
- * (sizing, windows, fork, munmap, System V, granted regions, their lock and
- * their checks) runs here. It is not the kernel: a "region" is a memfd, and
- * a window a shared mapping of it. What it cannot show (shared page
- * tables, a region that ends with its owner file, holes in a region) is the
- * guest test's (tests/guest-preload.c).
+ * A stand-in for libmshare's system-call wrappers on kernels without the
+ * mshare calls (the host), for the host tests of libmshare's users: linked
+ * into mshare-helper's mshare-owner-fake (tests/test-daemon.py) and into
+ * preload's libmshare-preload-fake.so (tests/test-fake.sh). It is not the
+ * kernel: a "region" is a memfd, a window a shared mapping of it aligned as
+ * a window is. What it cannot show (shared page tables, a region that ends
+ * with its owner file, holes in a region) is for the guest tests.
  *
- * As mshare-helper/tests/fake-mshare.c (the daemon's fake, which serves the
- * granted regions of these tests) does, ownership is the open file's: the
- * owner file holds an open file description lock (F_OFD_SETLK, read) on
- * byte 0, which no other open file of the memfd has; byte 0 only, so the
- * library's POSIX lock on PRELOAD_LOCK_BYTE does not meet it.
+ * Ownership is the open file's, as in the kernel: mshare_create() takes an
+ * open file description lock (F_OFD_SETLK, read) on byte 0 of the memfd,
+ * which only that open file (its dups, copies passed with SCM_RIGHTS, the
+ * one in an fd store) holds; mshare_fd_rdonly() and mshare_fd_rdwr() open
+ * other files of it, whose changes get EPERM. mshare_info() finds the owner
+ * lock in /proc/locks rather than by opening another file of the memfd:
+ * closing that file would drop the POSIX locks the caller holds on it
+ * (preload locks a granted region with one).
  *
  * MAP_HUGETLB objects are refused with ENOMEM, as by a kernel with no huge
- * pages in its pool. $FAKE_MSHARE_ATTACHED names a file holding the number
- * of processes mshare_info() reports attached (as for the daemon's fake).
+ * pages in its pool, unless $FAKE_MSHARE_HUGE_PAGES is set. $FAKE_MSHARE_ATTACHED names a file holding the number
+ * of processes mshare_info() reports attached.
  */
-
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <mshare.h>
@@ -34,6 +37,7 @@
 #define FAKE_ALIGNMENT (2L << 20)
 #define FAKE_PAGE 4096L
 
+/* The byte the owner lock covers. */
 static struct flock owner_lock(short type)
 {
 	return (struct flock){ .l_type = type, .l_whence = SEEK_SET, .l_start = 0, .l_len = 1 };
@@ -70,6 +74,35 @@ static int locked_elsewhere(int fd)
 	return fl.l_type != F_UNLCK;
 }
 
+/* Whether any open file of st's memfd holds the owner lock: 1, 0, -1. */
+static int locked_anywhere(const struct stat *st)
+{
+	unsigned int major, minor;
+	unsigned long ino;
+	char line[256], kind[16];
+	FILE *f = fopen("/proc/locks", "re");
+	long start;
+	int found = 0;
+
+	if (!f)
+		return -1;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*d: %15s %*s %*s %*d %x:%x:%lu %ld", kind, &major, &minor, &ino,
+			   &start) == 5)
+			found = !strcmp(kind, "OFDLCK") && major == major(st->st_dev) &&
+				minor == minor(st->st_dev) && ino == st->st_ino && start == 0;
+	fclose(f);
+	return found;
+}
+
+static int reopen(int fd, int mode)
+{
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	return open(path, mode | O_CLOEXEC);
+}
+
 long mshare_alignment(int fd)
 {
 	struct stat st;
@@ -88,14 +121,40 @@ int mshare_map_object(int fd, off_t region_offset, size_t len, unsigned int prot
 		return -1;
 	if (!st.st_size || region_offset < 0 || region_offset % FAKE_PAGE || !len ||
 	    len % FAKE_PAGE || (off_t)len > st.st_size - region_offset || (prot & ~7u) ||
-	    (flags & MAP_PRIVATE) || ((flags & MAP_ANONYMOUS) != 0) != (backing_fd < 0) ||
-	    backing_offset < 0)
+	    !(flags & MAP_SHARED) || (flags & MAP_PRIVATE) ||
+	    ((flags & MAP_ANONYMOUS) != 0) != (backing_fd < 0) || backing_offset < 0)
 		return fail(EINVAL);
-	if (flags & MAP_HUGETLB)
+	if (backing_fd >= 0 && fstat(backing_fd, &st) < 0)
+		return -1;
+	if ((flags & MAP_HUGETLB) && !getenv("FAKE_MSHARE_HUGE_PAGES"))
 		return fail(ENOMEM);
+	if (locked_elsewhere(fd) != 0)
+		return fail(EPERM); /* not the owner file */
+	return 0;
+}
+
+int mshare_advise(int fd, off_t region_offset, size_t len, int advice)
+{
+	struct stat st;
+
+	(void)advice;
+	if (fstat(fd, &st) < 0)
+		return -1;
+	if (region_offset < 0 || region_offset + (off_t)len > st.st_size)
+		return fail(EINVAL);
 	if (locked_elsewhere(fd) != 0)
 		return fail(EPERM);
 	return 0;
+}
+
+int mshare_fd_rdonly(int fd)
+{
+	return reopen(fd, O_RDONLY);
+}
+
+int mshare_fd_rdwr(int fd)
+{
+	return reopen(fd, O_RDWR);
 }
 
 /* mmap() of the memfd, at an address aligned as a window's is. */
@@ -141,25 +200,18 @@ void *mshare_attach(int fd, off_t offset, size_t size, void *addr, unsigned int 
 	return p;
 }
 
-/*
- * Unlike the daemon's fake, this one opens no other file of the memfd to
- * ask whether anyone owns it: closing that file would drop the POSIX lock
- * the library holds on a granted region (a process's POSIX locks on a file
- * go with the first of its descriptors of it that it closes). So owned is
- * always 1 here, and owner_fd says whether another open file holds the
- * owner lock.
- */
 int mshare_info(int fd, struct mshare_fdinfo *out)
 {
 	const char *p = getenv("FAKE_MSHARE_ATTACHED");
-	unsigned attached = 0;
+	unsigned int attached = 0;
+	int any, elsewhere;
 	struct stat st;
-	int elsewhere;
 
 	if (fstat(fd, &st) < 0)
 		return -1;
+	any = locked_anywhere(&st);
 	elsewhere = locked_elsewhere(fd);
-	if (elsewhere < 0)
+	if (any < 0 || elsewhere < 0)
 		return -1;
 	if (p) {
 		FILE *f = fopen(p, "re");
@@ -173,11 +225,12 @@ int mshare_info(int fd, struct mshare_fdinfo *out)
 	*out = (struct mshare_fdinfo){
 		.size = (uint64_t)st.st_size,
 		.align = FAKE_ALIGNMENT,
-		.owned = 1,
-		.owner_fd = !elsewhere,
+		.owned = any,
+		.owner_fd = any && !elsewhere,
 		.attached = attached,
 		.windows = attached,
 		.rss_pages = (uint64_t)st.st_blocks / 8,
+		.pgtables_bytes = attached ? 4096 : 0,
 	};
 	return 0;
 }
