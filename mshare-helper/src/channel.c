@@ -272,13 +272,41 @@ static int channel_start(struct server *s, struct channel *ch)
 	return 0;
 }
 
+/*
+ * A new channel of server s for the container process pid, on the
+ * listening socket lfd (made non-blocking here; the caller still owns it
+ * and puts it in the channel), with no descriptors yet.
+ */
+static int channel_alloc(struct server *s, int lfd, uint64_t serial, int pid,
+			 struct channel **ret)
+{
+	struct channel *ch;
+	int flags;
+
+	flags = fcntl(lfd, F_GETFL);
+	if (flags < 0 || fcntl(lfd, F_SETFL, flags | O_NONBLOCK) < 0)
+		return -errno;
+	ch = calloc(1, sizeof(*ch));
+	if (!ch)
+		return -ENOMEM;
+	*ch = (struct channel){
+		.listen = { .fd = -1, .dispatch = channel_dispatch_listen },
+		.process = { .fd = -1, .dispatch = channel_dispatch_process },
+		.serial = serial,
+		.server = s,
+		.pid = pid,
+	};
+	*ret = ch;
+	return 0;
+}
+
 int channel_register(struct server *s, struct proto_request *req, int listen_fd, int pidfd,
 		     const char *registrar_cgroup, struct channel **ret, char **ret_error)
 {
 	_cleanup_close_ int lfd = listen_fd, pfd = pidfd;
 	_cleanup_free_ char *cgroup = NULL;
 	struct channel *ch;
-	int flags, pid, k;
+	int pid, k;
 
 	if (channel_find(s, req->container_id))
 		return -EEXIST;
@@ -299,21 +327,10 @@ int channel_register(struct server *s, struct proto_request *req, int listen_fd,
 				 "is needed, outside a cgroup namespace)", pid);
 	if (k < 0)
 		return k;
-	flags = fcntl(lfd, F_GETFL);
-	if (flags < 0 || fcntl(lfd, F_SETFL, flags | O_NONBLOCK) < 0)
-		return -errno;
-
-	ch = calloc(1, sizeof(*ch));
-	if (!ch)
-		return -ENOMEM;
-	*ch = (struct channel){
-		.listen = { .fd = -1, .dispatch = channel_dispatch_listen },
-		.process = { .fd = -1, .dispatch = channel_dispatch_process },
-		.serial = s->next_serial++,
-		.server = s,
-		.pid = pid,
-		.cgroup = TAKE_PTR(cgroup),
-	};
+	k = channel_alloc(s, lfd, s->next_serial++, pid, &ch);
+	if (k < 0)
+		return k;
+	ch->cgroup = TAKE_PTR(cgroup);
 	k = channel_take(ch, req);
 	if (k < 0) {
 		channel_free(ch);
@@ -338,34 +355,25 @@ int channel_adopt(struct server *s, struct state_container *c, int listen_fd, in
 {
 	_cleanup_close_ int lfd = listen_fd, pfd = pidfd;
 	struct channel *ch;
-	int flags, pid, k;
+	int pid, k;
 
 	if (sd_is_socket_unix(lfd, SOCK_SEQPACKET, 1, NULL, 0) <= 0)
 		return -EBADF;
 	pid = pidfd_pid(pfd);
 	if (pid < 0)
 		return pid;
-	flags = fcntl(lfd, F_GETFL);
-	if (flags < 0 || fcntl(lfd, F_SETFL, flags | O_NONBLOCK) < 0)
-		return -errno;
-
-	ch = calloc(1, sizeof(*ch));
-	if (!ch)
-		return -ENOMEM;
-	*ch = (struct channel){
-		.listen = { .fd = TAKE_FD(lfd), .dispatch = channel_dispatch_listen },
-		.process = { .fd = TAKE_FD(pfd), .dispatch = channel_dispatch_process },
-		.serial = c->serial,
-		.server = s,
-		.pid = pid,
-		.id = TAKE_PTR(c->id),
-		.name = TAKE_PTR(c->name),
-		.annotations = TAKE_PTR(c->annotations),
-		.n_annotations = c->n_annotations,
-		.regions = TAKE_PTR(c->regions),
-		.n_regions = c->n_regions,
-		.cgroup = TAKE_PTR(c->cgroup),
-	};
+	k = channel_alloc(s, lfd, c->serial, pid, &ch);
+	if (k < 0)
+		return k;
+	ch->listen.fd = TAKE_FD(lfd);
+	ch->process.fd = TAKE_FD(pfd);
+	ch->id = TAKE_PTR(c->id);
+	ch->name = TAKE_PTR(c->name);
+	ch->annotations = TAKE_PTR(c->annotations);
+	ch->n_annotations = c->n_annotations;
+	ch->regions = TAKE_PTR(c->regions);
+	ch->n_regions = c->n_regions;
+	ch->cgroup = TAKE_PTR(c->cgroup);
 	c->n_annotations = c->n_regions = 0;
 	/* Serials go on from the highest one adopted. */
 	if (s->next_serial <= ch->serial)
