@@ -16,7 +16,7 @@
 #                  plain backing fits; 10 s runs; an 8G guest (to 1024
 #                  workers on 1G and 256 on 4G; about 80 min in the guest)
 #   --quick        a 256M pool, workers 1,16,64, 5 s runs, a 4G guest
-#   --ci           issue 6's bound: 64 workers on a 1G pool, mshare and shm,
+#   --ci           issue 6's bound: 16 workers on a 1G pool, mshare and shm,
 #                  2 s runs; TAP "ok" only if mshare's page tables are at least
 #                  20x and its warm-up faults per worker at least 100x fewer.
 #                  Writes to $MSHARE_CACHE/bench/, not OUT/latest.md

@@ -58,12 +58,12 @@ run kernel "$root/kernel/scripts/test.sh"
 run image "$root/image/run-tests.sh" --tests smoke,owner,hook --timeout 4800 --test-timeout 900
 
 # Issue 6's bound in a boot of its own (scripts/bench.sh --ci, list
-# bench-ci: 64 workers on a 1 GiB pool, mshare against plain shared memory;
+# bench-ci: 16 workers on a 1 GiB pool, mshare against plain shared memory;
 # page-table bytes at least 20 times and warm-up faults per worker at least
 # 100 times fewer). After the hook list in the same boot, its shm warm-up
 # took 569 s instead of 323 s in a fresh boot, more than the boot costs.
 # The workers run as processes: the counts do not depend on how a worker
-# was started, 128 container starts would add minutes on the debug kernel,
+# was started, 32 container starts would add minutes on the debug kernel,
 # and the hook list covers containers.
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
