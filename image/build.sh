@@ -233,12 +233,6 @@ for u in "${disable[@]}"; do
 		systemctl --root="$rootfs" disable "$u" >&2
 	fi
 done
-# The cluster postgresql-15 creates on install: the tests make their own.
-for c in "$rootfs"/etc/postgresql/*/main; do
-	[ -d "$c" ] || continue
-	v=${c%/main}
-	chroot "$rootfs" pg_dropcluster "${v##*/}" main >&2
-done
 # Our kernel has no modules (CONFIG_MODULES=n): nothing to load, so no
 # modprobe@*.service instances and no systemd-modules-load.service.
 systemctl --root="$rootfs" mask modprobe@.service systemd-modules-load.service >&2
