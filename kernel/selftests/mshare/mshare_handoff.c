@@ -1393,6 +1393,8 @@ FIXTURE(leak) {
 FIXTURE_VARIANT(leak) {
 	bool handed_on;		/* through two relays, else the creator closes */
 	bool mapped_at_end;	/* the last owner has a window as it closes */
+	bool unmap_first;	/* mshare_unmap() while the window links the
+				 * tables, then the window goes, then the owner */
 };
 
 FIXTURE_VARIANT_ADD(leak, creator_closes) {
@@ -1400,6 +1402,10 @@ FIXTURE_VARIANT_ADD(leak, creator_closes) {
 };
 FIXTURE_VARIANT_ADD(leak, creator_closes_mapped) {
 	.handed_on = false, .mapped_at_end = true,
+};
+/* the window leaves the region's tables stranded, then goes before the owner */
+FIXTURE_VARIANT_ADD(leak, unmapped_then_window_goes) {
+	.handed_on = false, .mapped_at_end = true, .unmap_first = true,
 };
 /* the last relay closes with its window mapped (and then exits) */
 FIXTURE_VARIANT_ADD(leak, handed_on_twice) {
@@ -1477,6 +1483,11 @@ TEST_F(leak, nothing_left_after_last_owner)
 		ASSERT_CHILD_OK(r1);
 		ASSERT_CHILD_OK(r2);
 	} else {
+		if (variant->unmap_first) {
+			ASSERT_EQ(0, sys_mshare_unmap(fd, OBJ_ROFF, LEAK_OBJ));
+			ASSERT_EQ(0, munmap(w, self->c.align));
+			w = NULL;
+		}
 		ASSERT_EQ(0, close(fd));
 	}
 	ASSERT_OK(fdinfo_owner(0, ro, 0, 0));
@@ -1498,6 +1509,7 @@ TEST_F(leak, nothing_left_after_last_owner)
 	} while (now_s() - start < LEAK_WAIT_S);
 	ksft_print_msg("leak-numbers: %s object_kib=%lu shmem_kib=%ld,%ld,%ld pagetables_kib=%ld,%ld,%ld region_pgtables=%lld,%lld,%lld (start, populated, after) wait_s=%.1f\n",
 		       variant->handed_on ? "handed-on" :
+		       variant->unmap_first ? "unmapped-then-window-goes" :
 		       variant->mapped_at_end ? "creator-closes-mapped" :
 		       "creator-closes",
 		       LEAK_OBJ >> 10, shmem0, shmem1, shmem2, pt0, pt1, pt2,
