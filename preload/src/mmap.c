@@ -43,6 +43,7 @@ static void *serve(const struct config *c, void *hint, size_t len, int flags, st
 		return MAP_FAILED;
 	}
 	table_lock();
+	window_forget_stale();
 	win = table_new_window();
 	if (!win) {
 		table_unlock();
@@ -55,6 +56,7 @@ static void *serve(const struct config *c, void *hint, size_t len, int flags, st
 	}
 	win->len = len;
 	win->region = r;
+	window_release_overlapping(p, r.size);
 	table_publish_window(win, p, r.size);
 	table_unlock();
 	report_served("serving %zu bytes of shared memory from %s (window at %p)", len,
@@ -87,8 +89,9 @@ static void *try_serve(void *addr, size_t len, int prot, int flags, int fd, off6
 }
 
 /*
- * A MAP_FIXED mapping the program makes over a whole served window
- * replaces it: the window is forgotten, its region let go.
+ * A mapping the kernel made where the table has a window (over all of it
+ * with MAP_FIXED; or anywhere over one that was no longer there) ends it:
+ * the window is forgotten, its region let go.
  */
 static void *replaced(void *p, size_t len)
 {
@@ -96,7 +99,7 @@ static void *replaced(void *p, size_t len)
 
 	if (p != MAP_FAILED && table_maybe_overlap(p, len)) {
 		table_lock();
-		window_release_inside(p, len);
+		window_release_overlapping(p, len);
 		table_unlock();
 	}
 	errno = saved;
@@ -118,33 +121,56 @@ void *mmap64(void *addr, size_t len, int prot, int flags, int fd, off64_t off)
 }
 
 /*
- * munmap() of a served window, from its address over at least the length
- * the program asked for, unmaps the whole window (the region's size; or
- * more, if asked) and lets the region go. Anything else is the real call's:
- * a partial munmap() of a window fails with EINVAL, as windows stay whole,
- * and one over whole windows and more takes them along (they are
- * forgotten).
+ * After the kernel refused munmap(addr, len) with EINVAL: the whole window
+ * at addr, if len covers what the program mapped there and the window is
+ * still there (the kernel refuses to unmap part of a window). 0, or -errno.
+ */
+static int unmap_whole(void *addr, size_t len)
+{
+	struct window *win = table_find_window(addr);
+	char what[80];
+	uint64_t size;
+
+	if (!win || len < win->len)
+		return -EINVAL;
+	size = window_size(win);
+	if (len >= size)
+		return -EINVAL;
+	snprintf(what, sizeof(what), "munmap of %zu bytes at %p", len, addr);
+	if (window_check(win, what) <= 0)
+		return -EINVAL;
+	if (real_munmap(addr, size) < 0)
+		return -errno;
+	window_release_overlapping(addr, size);
+	return 0;
+}
+
+/*
+ * munmap() where the table has a window: the program's own call first. A
+ * window ends only whole, so where the kernel refuses part of one (EINVAL)
+ * the call from the window's address over at least the length the program
+ * mapped unmaps the whole window (the region's size) and lets the region
+ * go. The table alone is not trusted with that: the program may have
+ * unmapped the window behind the library's back, and whatever lies there
+ * now would go with it (up to the sharing alignment's worth). Anything the
+ * call did unmap takes the windows there along (they are forgotten).
  */
 int munmap(void *addr, size_t len)
 {
-	struct window *win;
-	int r, saved;
+	int r;
 
 	if (!table_maybe_overlap(addr, len))
 		return real_munmap(addr, len);
 	table_lock();
-	win = table_find_window(addr);
-	if (win && len >= win->len) {
-		uint64_t size = window_size(win);
-
-		if (len < size)
-			len = size;
-	}
-	r = real_munmap(addr, len);
-	saved = errno;
-	if (r == 0)
-		window_release_inside(addr, len);
+	if (real_munmap(addr, len) == 0) {
+		window_release_overlapping(addr, len);
+		r = 0;
+	} else
+		r = errno == EINVAL ? unmap_whole(addr, len) : -errno;
 	table_unlock();
-	errno = saved;
-	return r;
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return 0;
 }

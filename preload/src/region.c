@@ -191,6 +191,27 @@ static int clear_granted(const struct region *r, void *window, const char *name,
 	return 0;
 }
 
+/*
+ * Whether the library's window, just made, is the only one onto a granted
+ * region, before clearing it. The check under the lock keeps other users of
+ * the library away, but a client that does not take the lock may attach
+ * between that check and the library's window, and clearing would destroy
+ * what it uses. The kernel counts the library's own window: one process,
+ * one window. More is someone else's, and the region is theirs. (At most,
+ * not exactly one: the host tests' fake of the calls counts no windows.)
+ */
+static int check_alone(const struct region *r, const char *name, struct why *w)
+{
+	struct mshare_fdinfo info;
+
+	if (mshare_info(r->fd, &info) < 0)
+		return why_call(w, -errno, "mshare_info of the granted region");
+	if (info.attached > 1 || info.windows > 1)
+		return why_set(w, -EBUSY, "region '%s' was attached by another process while this one "
+			       "took it (%u processes have windows)", name, info.attached);
+	return 0;
+}
+
 void *region_window(const struct region *r, void *addr, unsigned flags, struct why *w)
 {
 	void *p = mshare_attach(r->fd, 0, 0, addr, flags);
@@ -222,7 +243,9 @@ int region_adopt(const struct config *c, uint64_t len, int object_flags, void *h
 		return k;
 	}
 	if (r->granted) {
-		k = clear_granted(r, *window, c->region, w);
+		k = check_alone(r, c->region, w);
+		if (k == 0)
+			k = clear_granted(r, *window, c->region, w);
 		if (k < 0) {
 			real_munmap(*window, r->size);
 			region_close(r);

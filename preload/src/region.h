@@ -15,7 +15,8 @@
  * A granted region serves one mapping at a time, in one process at a time:
  * the library takes a POSIX write lock (fcntl(F_SETLK)) on byte
  * PRELOAD_LOCK_BYTE of it, refuses a region that has windows in any
- * process, and clears the memory it hands out. (Not flock(): mshare-owner
+ * process, before its own window and again with it, and clears the memory
+ * it hands out. (Not flock(): mshare-owner
  * hands every client the same open file of a region, which one flock()
  * would let them all share; a POSIX lock belongs to a process.)
  *

@@ -62,6 +62,7 @@ static int create_backed(const struct config *c, key_t key, size_t size, int shm
 	if (c->error)
 		return why_set(w, c->error, "%s", c->error_text), -2;
 	table_lock();
+	window_forget_stale();
 	s = table_new_segment();
 	if (!s) {
 		table_unlock();
@@ -148,6 +149,7 @@ void *shmat(int id, const void *addr, int shmflg)
 	int err;
 
 	table_lock();
+	window_forget_stale();
 	s = table_find_segment(id);
 	if (!s) {
 		table_unlock();
@@ -185,6 +187,7 @@ void *shmat(int id, const void *addr, int shmflg)
 	win->segment = table_segment_index(s);
 	win->hidden = hidden;
 	s->attached++;
+	window_release_overlapping(p, s->region.size);
 	table_publish_window(win, p, s->region.size);
 	table_unlock();
 	report_served("serving System V segment %d (%" PRIu64 " bytes) from %s (window at %p)", id,
@@ -198,9 +201,32 @@ fail:
 	return (void *)-1;
 }
 
+/*
+ * shmdt() of a window: unmaps it whole, with the real segment beside it,
+ * once it is checked to be still there (see munmap()); one that is gone
+ * is forgotten, and the call is the C library's.
+ */
+static int detach(struct window *win, const void *addr)
+{
+	char what[64];
+	int k;
+
+	snprintf(what, sizeof(what), "shmdt of the window at %p", addr);
+	k = window_check(win, what);
+	if (k == 0)
+		return real_shmdt(addr) < 0 ? -errno : 0;
+	if (k < 0)
+		return -EINVAL;
+	if (real_munmap((void *)addr, window_size(win)) < 0)
+		return -errno;
+	window_release(win);
+	return 0;
+}
+
 int shmdt(const void *addr)
 {
 	struct window *win;
+	int r;
 
 	if (!table_maybe_window(addr))
 		return real_shmdt(addr);
@@ -210,12 +236,12 @@ int shmdt(const void *addr)
 		table_unlock();
 		return real_shmdt(addr);
 	}
-	if (real_munmap((void *)addr, window_size(win)) < 0) {
-		table_unlock();
+	r = detach(win, addr);
+	table_unlock();
+	if (r < 0) {
+		errno = -r;
 		return -1;
 	}
-	window_release(win);
-	table_unlock();
 	return 0;
 }
 

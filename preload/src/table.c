@@ -63,17 +63,25 @@ bool table_maybe_overlap(const void *addr, size_t len)
 	return false;
 }
 
-struct window *table_find_inside(const void *addr, size_t len)
+struct window *table_find_overlap(const void *addr, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr, b = a + len < a ? UINTPTR_MAX : a + len;
 
 	for (size_t i = 0; i < TABLE_WINDOWS; i++) {
 		uintptr_t start = atomic_load_explicit(&windows[i].addr, memory_order_relaxed);
 
-		if (start && start >= a && atomic_load_explicit(&windows[i].end, memory_order_relaxed) <= b)
+		if (start && start < b && a < atomic_load_explicit(&windows[i].end, memory_order_relaxed))
 			return &windows[i];
 	}
 	return NULL;
+}
+
+struct window *table_window(int index)
+{
+	return index >= 0 && index < TABLE_WINDOWS &&
+			       atomic_load_explicit(&windows[index].addr, memory_order_relaxed)
+		       ? &windows[index]
+		       : NULL;
 }
 
 struct window *table_find_window(const void *addr)

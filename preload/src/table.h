@@ -54,8 +54,10 @@ bool table_maybe_overlap(const void *addr, size_t len);
 struct window *table_find_window(const void *addr);
 struct window *table_new_window(void);		/* NULL if the table is full */
 void table_publish_window(struct window *w, void *addr, uint64_t size);
-/* A window that lies in [addr, addr + len), or NULL. */
-struct window *table_find_inside(const void *addr, size_t len);
+/* A window whose range meets [addr, addr + len), or NULL. */
+struct window *table_find_overlap(const void *addr, size_t len);
+/* The window in slot index, or NULL if the slot is free. */
+struct window *table_window(int index);
 void table_drop_window(struct window *w);
 
 struct segment *table_find_segment(int id);

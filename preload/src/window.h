@@ -21,11 +21,27 @@ uint64_t window_size(const struct window *w);
 void window_release(struct window *w);
 
 /*
- * After [addr, addr + len) was unmapped or replaced (a munmap() or a
- * MAP_FIXED mapping over more than one window): releases the windows that
- * lay in it, and that are gone with it.
+ * After [addr, addr + len) was unmapped, replaced or mapped anew (a
+ * munmap(), a MAP_FIXED mapping, a new mapping the kernel placed there):
+ * releases the windows whose range meets it. They are gone, or were gone
+ * already: the kernel unmaps a window only whole (a partial munmap() or
+ * MAP_FIXED mapping fails with EINVAL), and places nothing where one is.
  */
-void window_release_inside(const void *addr, size_t len);
+void window_release_overlapping(const void *addr, size_t len);
+
+/*
+ * Whether the window is still mapped where the table says, onto its region
+ * (maps.h), before the library acts on its whole range: 1; 0 if not, after
+ * forgetting it (releasing its region); -errno if it cannot tell, said on
+ * stderr (what: "munmap of 66060288 bytes at 0x..."), the window left as it
+ * is.
+ */
+int window_check(struct window *w, const char *what);
+
+/* Forgets the windows that are no longer mapped, before a new one is made:
+ * the kernel may put the new one where a stale one was, and a full table
+ * may be full of stale ones. */
+void window_forget_stale(void);
 
 /*
  * Lets a segment's region go once no window of this process shows it and

@@ -17,6 +17,19 @@
  *   unmap             munmap() of the mapping, with the length mapped
  *   unmap-around      munmap() of the mapping and 2 MiB on either side
  *   fixed-over        a private MAP_FIXED mapping over the mapping, unmapped
+ *   fixed SIZE        a private MAP_FIXED mapping of SIZE bytes at the
+ *                     mapping, left there
+ *   try-unmap         as unmap, going on after an error ("try-unmap: EINVAL")
+ *   raw-unmap SIZE    the munmap system call itself, of SIZE bytes at the
+ *                     mapping: behind the library's back
+ *   raw-map SIZE BYTE the mmap system call itself: private memory of SIZE
+ *                     bytes at the mapping (MAP_FIXED), filled with BYTE
+ *   raw-window SIZE BYTE  the same with a shared mapping of a memfd named as
+ *                     the fake's regions are, "fake-mshare" (a window onto
+ *                     another region, to the shim in kernel-shim.c)
+ *   mapped OFFSET     whether the page at OFFSET into the mapping is mapped
+ *   byte OFFSET       the byte at OFFSET into the mapping ("unmapped" if the
+ *                     page is not mapped)
  *   fds               the descriptors from 100 up that it did not inherit,
  *                     and what they are
  *   shm SIZE          shmget(IPC_PRIVATE, SIZE, IPC_CREAT | IPC_EXCL | 0600)
@@ -25,6 +38,7 @@
  *                     attached too
  *   nattch            shm_nattch of the segment (IPC_STAT)
  *   shmdt, rmid       shmdt() of the mapping; shmctl(IPC_RMID)
+ *   try-shmdt         as shmdt, going on after an error
  *   gone              IPC_STAT of the segment fails with EINVAL
  *   touch PATH        creates PATH (tells a test that a step is done)
  *   wait PATH         waits (at most 30 s) until PATH is gone
@@ -44,6 +58,7 @@
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/shm.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -258,6 +273,55 @@ static void step_nattch(void)
 	printf("nattch: %lu segsz %zu\n", (unsigned long)ds.shm_nattch, ds.shm_segsz);
 }
 
+/* The system call itself: the library does not see it. */
+static void step_raw_map(const char *step, size_t len, int byte, int fd)
+{
+	int flags = (fd < 0 ? MAP_PRIVATE | MAP_ANONYMOUS : MAP_SHARED) | MAP_FIXED;
+	long p = syscall(SYS_mmap, map, len, PROT_READ | PROT_WRITE, flags, fd, 0);
+
+	if (p == -1 || (char *)p != map)
+		error_exit(step);
+	memset(map, byte, len);
+	printf("%s: ok\n", step);
+}
+
+static void step_raw_window(size_t len, int byte)
+{
+	int fd = memfd_create("fake-mshare", MFD_CLOEXEC);
+
+	if (fd < 0 || ftruncate(fd, (off_t)len) < 0)
+		error_exit("raw-window");
+	step_raw_map("raw-window", len, byte, fd);
+	close(fd);
+}
+
+/* msync() fails with ENOMEM where nothing is mapped. */
+static bool is_mapped(size_t offset)
+{
+	return msync(map + (offset & ~(size_t)4095), 4096, MS_ASYNC) == 0;
+}
+
+/* The byte, unless reading it would kill the probe (and leave its
+ * segment behind). */
+static void step_byte(const char *offset)
+{
+	size_t off = size_arg(offset);
+
+	if (is_mapped(off))
+		printf("byte %s: %d\n", offset, (unsigned char)map[off]);
+	else
+		printf("byte %s: unmapped\n", offset);
+}
+
+/* A step that may fail, and says how. */
+static void tried(const char *step, int r)
+{
+	if (r < 0)
+		printf("%s: %s\n", step, strerrorname_np(errno));
+	else
+		printf("%s: ok\n", step);
+}
+
 static void step_wait(const char *path)
 {
 	for (int i = 0; i < 3000 && access(path, F_OK) == 0; i++)
@@ -304,6 +368,31 @@ int main(int argc, char **argv)
 			if (p != map || munmap(p, map_len) < 0)
 				error_exit("fixed-over");
 			printf("fixed-over: ok\n");
+		} else if (!strcmp(s, "fixed") && a) {
+			if (mmap(map, size_arg(a), PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) != map)
+				error_exit("fixed");
+			printf("fixed: ok\n");
+			i++;
+		} else if (!strcmp(s, "try-unmap"))
+			tried("try-unmap", munmap(map, map_len));
+		else if (!strcmp(s, "raw-unmap") && a) {
+			if (syscall(SYS_munmap, map, size_arg(a)) < 0)
+				error_exit("raw-unmap");
+			printf("raw-unmap: ok\n");
+			i++;
+		} else if (!strcmp(s, "raw-map") && i + 2 < argc) {
+			step_raw_map("raw-map", size_arg(a), atoi(argv[i + 2]), -1);
+			i += 2;
+		} else if (!strcmp(s, "raw-window") && i + 2 < argc) {
+			step_raw_window(size_arg(a), atoi(argv[i + 2]));
+			i += 2;
+		} else if (!strcmp(s, "mapped") && a) {
+			printf("mapped %s: %s\n", a, is_mapped(size_arg(a)) ? "yes" : "no");
+			i++;
+		} else if (!strcmp(s, "byte") && a) {
+			step_byte(a);
+			i++;
 		} else if (!strcmp(s, "fds"))
 			step_fds();
 		else if (!strcmp(s, "shm") && a) {
@@ -317,7 +406,9 @@ int main(int argc, char **argv)
 			if (shmdt(map) < 0)
 				error_exit("shmdt");
 			printf("shmdt: ok\n");
-		} else if (!strcmp(s, "rmid")) {
+		} else if (!strcmp(s, "try-shmdt"))
+			tried("try-shmdt", shmdt(map));
+		else if (!strcmp(s, "rmid")) {
 			if (shmctl(shm_id, IPC_RMID, NULL) < 0)
 				error_exit("rmid");
 			printf("rmid: ok\n");

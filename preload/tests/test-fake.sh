@@ -10,6 +10,10 @@
 # (mshare-helper's daemon on its own fake, over its socket): served and
 # cleared, one process at a time (the POSIX lock), refused when attached
 # elsewhere, too small, not granted, unknown, without a daemon, and strict.
+# Windows the program unmapped or replaced behind the library's back, and a
+# client attaching a granted region while the library takes it, with
+# kernel-shim.so preloaded after the library where the fake does not do
+# what the kernel does.
 # Usage: test-fake.sh BUILD MSHARE-OWNER-FAKE
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/lib.sh"
@@ -28,6 +32,7 @@ cleanup() {
 }
 trap cleanup EXIT
 F() { under "$fake" "$@"; }
+S() { under "$fake $b/tests/kernel-shim.so" "$@"; }
 OWN="from a region of its own"
 memfd="=/memfd:fake-mshare (deleted)"
 
@@ -44,6 +49,27 @@ check "the first use is said once, on stderr" \
 run F "$probe" map 64M map 40M share fds
 check "two mappings: two regions, two descriptors, one notice" \
 	eval 'status 0 && has "$out" "fds: 1000$memfd 1001$memfd" && [ "$(lines "$err" mshare-preload:)" = 1 ]'
+
+# Windows gone behind the library's back: a 63 MiB mapping is a 64 MiB
+# window on the fake, whose tail the table alone would unmap.
+run F "$probe" map 63M raw-unmap 64M raw-map 64M 5 unmap mapped 63M byte 63M fds
+check "munmap() where the program replaced the window itself unmaps only what it asks for, and forgets the window" \
+	eval 'status 0 && has "$out" "mapped 63M: yes" && has "$out" "byte 63M: 5" && has "$out" "fds: none"'
+run S "$probe" map 63M raw-unmap 64M raw-window 64M 5 try-unmap mapped 63M byte 63M fds
+check "... and where the kernel refuses it (EINVAL: another window there), the whole window is not taken from the table" \
+	eval 'status 0 && has "$out" "try-unmap: EINVAL" && has "$out" "mapped 63M: yes" && has "$out" "byte 63M: 5" && has "$out" "fds: none"'
+run S "$probe" map 63M unmap mapped 63M fds
+check "munmap() of a window with the length mapped: refused for part of it, the window checked, and unmapped whole" \
+	eval 'status 0 && has "$out" "unmap: ok" && has "$out" "mapped 63M: no" && has "$out" "fds: none"'
+run F "$probe" map 64M raw-unmap 64M fixed 8M fds
+check "a MAP_FIXED mapping over part of a window that is gone: the window is forgotten" \
+	eval 'status 0 && has "$out" "fds: none"'
+run F timeout 30 "$probe" map 64M raw-unmap 64M map 64M fds unmap fds
+check "a window that is gone is forgotten before the next one is made" \
+	eval 'status 0 && has "$out" "fds: 1000$memfd" && ! has "$out" "1001=" && [ "$(tail -1 <<<"$out")" = "fds: none" ]'
+run F "$probe" shm 64M raw-unmap 64M raw-map 64M 5 try-shmdt mapped 0 byte 0 rmid fds
+check "shmdt() of a window the program replaced itself: the C library's, and what is there stays" \
+	eval 'status 0 && has "$out" "try-shmdt: EINVAL" && has "$out" "mapped 0: yes" && has "$out" "byte 0: 5" && has "$out" "fds: none"'
 
 run F "$probe" map 64M unmap-around fds map 64M fixed-over fds
 check "a window taken along by a wider munmap(), or replaced by MAP_FIXED, is forgotten (its region let go)" \
@@ -154,6 +180,13 @@ check "once it is done, the pool serves the next" eval 'status 0 && has "$out" "
 run G MSHARE_PRELOAD_REGION=pool "$probe" map 64M map 64M fds
 check "one mapping at a time: a second one in the same process falls back" \
 	eval 'status 0 && [ "$(lines "$out" "fds: 1000$memfd")" = 1 ] && has "$err" "serves another mapping of this process already"'
+
+run G MSHARE_PRELOAD_REGION=pool "$probe" map 64M fill 9
+echo 0 >"$tmp/attached"
+run S MSHARE_SOCKET="$tmp/owner.sock" MSHARE_PRELOAD_REGION=pool FAKE_MSHARE_ATTACHED="$tmp/attached" \
+	SHIM_FOREIGN_ATTACH="$tmp/attached" "$probe" map 64M fds
+check "a client attaching the pool while the library takes it: the pool is refused, and not cleared under it" \
+	eval 'status 0 && has "$out" "fds: none" && has "$err" "region '"'pool'"' was attached by another process while this one took it" && has "$err" "foreign client: byte 0 was 9, is 9"'
 
 echo 2 >"$tmp/attached"
 run G MSHARE_PRELOAD_REGION=pool FAKE_MSHARE_ATTACHED="$tmp/attached" "$probe" map 64M fds
