@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <fcntl.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -81,25 +82,30 @@ static void channel_close_fds(struct channel *ch)
 	ch->process.fd = safe_close(ch->process.fd);
 }
 
-/* The channel's socket and pidfd into the fd store, or out of it. */
-static void channel_store(struct channel *ch, bool put)
+/* The socket and pidfd of channel serial into the fd store (fds: both),
+ * or (fds NULL) out of it. */
+static void channel_store_serial(struct server *s, uint64_t serial, const int fds[2])
 {
-	struct server *s = ch->server;
-
 	if (!s->store->enabled)
 		return;
 	for (int pidfd = 0; pidfd < 2; pidfd++) {
-		_cleanup_free_ char *name = fdstore_channel_name(ch->serial, pidfd);
+		_cleanup_free_ char *name = fdstore_channel_name(serial, pidfd);
 
 		if (!name) {
 			log_oom();
 			continue;
 		}
-		if (put)
-			(void)fdstore_put(s->store, name, pidfd ? ch->process.fd : ch->listen.fd);
+		if (fds)
+			(void)fdstore_put(s->store, name, fds[pidfd]);
 		else
 			(void)fdstore_remove(s->store, name);
 	}
+}
+
+/* The channel's socket and pidfd into the fd store, or out of it. */
+static void channel_store(struct channel *ch, bool put)
+{
+	channel_store_serial(ch->server, ch->serial, put ? (int[2]){ ch->listen.fd, ch->process.fd } : NULL);
 }
 
 void channel_close(struct channel *ch, const char *why)
@@ -136,8 +142,34 @@ void channel_collect(struct server *s)
 	}
 }
 
+static void held_channel_free(struct held_channel *h)
+{
+	watch_remove(h->server->epoll_fd, &h->process);
+	safe_close(h->process.fd);
+	safe_close(h->listen_fd);
+	free(h);
+}
+
+static void held_channel_unlink(struct held_channel *h)
+{
+	struct server *s = h->server;
+
+	for (struct held_channel **p = &s->held_channels; *p; p = &(*p)->next)
+		if (*p == h) {
+			*p = h->next;
+			s->n_held_channels--;
+			return;
+		}
+}
+
 void channel_close_all(struct server *s)
 {
+	while (s->held_channels) {
+		struct held_channel *h = s->held_channels;
+
+		held_channel_unlink(h);
+		held_channel_free(h);
+	}
 	while (s->channels) {
 		struct channel *ch = s->channels;
 
@@ -198,6 +230,56 @@ static int pidfd_pid(int pidfd)
 	if (n <= 0)
 		return n < 0 ? (int)n : -ESRCH;
 	return (int)pid;
+}
+
+/* A held channel's process exited: the proof that it may go. Freed here:
+ * its one watch is all that an event of this batch can refer to. */
+static void held_channel_dispatch(struct watch *w, uint32_t events)
+{
+	struct held_channel *h = (struct held_channel *)((char *)w - offsetof(struct held_channel, process));
+
+	(void)events;
+	log_info("Container channel %" PRIu64 " (pid %d), held without a registration: its process exited; "
+		 "it leaves the fd store.", h->serial, (int)h->pid);
+	channel_store_serial(h->server, h->serial, NULL);
+	held_channel_unlink(h);
+	held_channel_free(h);
+}
+
+int channel_hold(struct server *s, uint64_t serial, int listen_fd, int pidfd)
+{
+	_cleanup_close_ int lfd = listen_fd, pfd = pidfd;
+	struct held_channel *h;
+	int pid, k;
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return log_oom();
+	pid = pidfd_pid(pfd);
+	*h = (struct held_channel){
+		.process = { .fd = TAKE_FD(pfd), .dispatch = held_channel_dispatch },
+		.listen_fd = TAKE_FD(lfd),
+		.serial = serial,
+		.pid = pid > 0 ? pid : 0,
+		.server = s,
+	};
+	/* Level-triggered: a process gone already is reported at once. */
+	k = watch_add(s->epoll_fd, &h->process, EPOLLIN);
+	if (k < 0) {
+		held_channel_free(h);
+		return log_error_errno(k, "Container channel %" PRIu64 ": cannot watch its process: %m", serial);
+	}
+	h->next = s->held_channels;
+	s->held_channels = h;
+	s->n_held_channels++;
+	/* A new registration must not take its names in the store. */
+	if (s->next_serial <= serial)
+		s->next_serial = serial + 1;
+	log_warning("Container channel %" PRIu64 " (pid %d) is in the fd store, but no saved state names its "
+		    "registration (the service manager refused the saves that did, or mshare-owner stopped "
+		    "before confirming it): it cannot be served safely and is not; it stays in the store "
+		    "until its process exits.", serial, (int)h->pid);
+	return 0;
 }
 
 /* Copies the container and its regions out of req, leaving req without them. */
@@ -312,6 +394,12 @@ int channel_register(struct server *s, struct proto_request *req, int listen_fd,
 		return -EEXIST;
 	if (s->n_channels >= s->max_channels)
 		return -ENOSPC;
+	/* Else systemd would drop its descriptors without a word, and a
+	 * restart would lose the registration. */
+	if (fdstore_reserve(s->store, 2) < 0)
+		return error_set(ret_error, -ENOSPC, "the service manager's fd store would hold more than %zu "
+				 "entries (--fdstore-max=, FileDescriptorStoreMax=): the registration would not "
+				 "survive a restart of mshare-owner", s->store->max);
 	if (sd_is_socket_unix(lfd, SOCK_SEQPACKET, 1, NULL, 0) <= 0)
 		return -EBADF;
 	pid = pidfd_pid(pfd);

@@ -61,9 +61,10 @@ struct channel {
  * registrar_cgroup is the cgroup of the registering hook (required). Returns -EEXIST
  * if the id is registered, -ESRCH if the process is gone, -EBADF if
  * listen_fd is not a listening AF_UNIX SOCK_SEQPACKET socket or pidfd not
- * a pidfd, -ENOSPC past the server's max_channels, -EPERM if the container
- * has no cgroup of its own and -EOPNOTSUPP without cgroup v2 (these two
- * with *ret_error, to be freed, saying why).
+ * a pidfd, -ENOSPC past the server's max_channels (and, with *ret_error,
+ * past the room in the fd store: fdstore_reserve()), -EPERM if the
+ * container has no cgroup of its own and -EOPNOTSUPP without cgroup v2
+ * (these two with *ret_error, to be freed, saying why).
  */
 int channel_register(struct server *s, struct proto_request *req, int listen_fd, int pidfd,
 		     const char *registrar_cgroup, struct channel **ret, char **ret_error);
@@ -76,6 +77,29 @@ int channel_register(struct server *s, struct proto_request *req, int listen_fd,
 struct state_container;
 int channel_adopt(struct server *s, struct state_container *c, int listen_fd, int pidfd,
 		  struct channel **ret);
+/*
+ * A container's channel socket and pidfd from the fd store that no saved
+ * state names: its registration (id, regions, cgroup), which lives only
+ * in the state, was lost (systemd refused two saves in a row) or never
+ * confirmed (a crash before the state named it). Without it nothing can
+ * be served on the socket safely, and only the process's exit proves the
+ * container gone: the channel is held, in the store but not served (its
+ * connections wait in the queue), and leaves the store once the pidfd
+ * says the process exited.
+ */
+struct held_channel {
+	struct watch process;		/* pidfd: readable once the process exits */
+	int listen_fd;
+	uint64_t serial;
+	pid_t pid;			/* for the log; 0 if it cannot be told */
+	struct server *server;
+	struct held_channel *next;	/* in server->held_channels */
+};
+
+/* Holds the channel of serial (see above; logged); listen_fd and pidfd
+ * are taken, and closed on failure, which the store survives. */
+int channel_hold(struct server *s, uint64_t serial, int listen_fd, int pidfd);
+
 /* Whether a peer in cgroup is a process of the container (see above). */
 bool channel_admits(const struct channel *ch, const char *cgroup);
 /* Ends the channel (see above), out of the fd store too; why goes to the log. */
@@ -86,6 +110,6 @@ enum access_mode channel_registered_mode(const struct channel *ch, const char *r
 struct container_identity channel_identity(const struct channel *ch);
 /* Frees the dead channels no connection refers to; after each event batch. */
 void channel_collect(struct server *s);
-/* Closes and frees every channel (the daemon is stopping): the fd store
- * keeps serving them for the next daemon. */
+/* Closes and frees every channel, held ones too (the daemon is stopping):
+ * the fd store keeps them for the next daemon. */
 void channel_close_all(struct server *s);

@@ -21,11 +21,21 @@ static const char *const kind_names[] = {
 	[FDSTORE_STATE] = "state",
 };
 
-void fdstore_init(struct fdstore *s)
+void fdstore_init(struct fdstore *s, size_t max)
 {
 	const char *e = getenv("NOTIFY_SOCKET");
 
-	*s = (struct fdstore){ .enabled = e && *e };
+	*s = (struct fdstore){ .enabled = e && *e, .max = max };
+}
+
+int fdstore_reserve(const struct fdstore *s, size_t more)
+{
+	size_t n;
+
+	if (!s->enabled || !s->count)
+		return 0;
+	n = s->count(s->count_userdata) + FDSTORE_STATE_ENTRIES;
+	return n > s->max || more > s->max - n ? -ENOSPC : 0;
 }
 
 int fdstore_put(struct fdstore *s, const char *name, int fd)
@@ -111,33 +121,52 @@ enum fdstore_kind fdstore_parse_name(const char *name, const char **ret_arg)
 	return FDSTORE_UNKNOWN;
 }
 
+size_t fdstore_passed(void)
+{
+	const char *pid = getenv("LISTEN_PID"), *names = getenv("LISTEN_FDNAMES");
+	size_t prefix = strlen(FDSTORE_PREFIX), n = 0;
+	uint32_t u;
+
+	if (!pid || !names || parse_u32(pid, &u) < 0 || (pid_t)u != getpid())
+		return 0;
+	for (const char *p = names; *p;) {
+		size_t len = strcspn(p, ":");
+
+		n += len > prefix && !strncmp(p, FDSTORE_PREFIX, prefix);
+		p += len + (p[len] == ':');
+	}
+	return n;
+}
+
 int fdstore_receive(struct fdstore_entry **ret, size_t *ret_n)
 {
 	_cleanup_strv_free_ char **names = NULL;
 	struct fdstore_entry *e;
 	int n;
 
+	*ret = NULL;
+	*ret_n = 0;
 	n = sd_listen_fds_with_names(true, &names);
 	if (n < 0)
 		return log_error_errno(n, "Cannot get the descriptors passed by the service manager: %m");
+	*ret_n = (size_t)n;
 	e = calloc((size_t)n ?: 1, sizeof(*e));
-	if (!e) {
-		for (int i = 0; i < n; i++)
-			close(SD_LISTEN_FDS_START + i);
+	if (!e)
 		return log_oom();
-	}
 	for (int i = 0; i < n; i++) {
 		e[i].fd = SD_LISTEN_FDS_START + i;
 		/* sd_listen_fds_with_names() gives every one a name
-		 * ("unknown" without $LISTEN_FDNAMES); take them. */
-		e[i].name = names && names[i] ? TAKE_PTR(names[i]) : strdup("unknown");
+		 * ("unknown" without $LISTEN_FDNAMES). Copies: names
+		 * stays whole for strv_free(). */
+		e[i].name = strdup(names && names[i] ? names[i] : "unknown");
 		if (!e[i].name) {
-			fdstore_entries_free(e, (size_t)n);
+			while (i-- > 0)
+				free(e[i].name);
+			free(e);
 			return log_oom();
 		}
 	}
 	*ret = e;
-	*ret_n = (size_t)n;
 	return 0;
 }
 
@@ -148,6 +177,11 @@ void fdstore_entries_free(struct fdstore_entry *e, size_t n)
 		free(e[i].name);
 	}
 	free(e);
+}
+
+static char *state_name(uint64_t generation)
+{
+	return strprintf(FDSTORE_PREFIX "%s-%" PRIu64, kind_names[FDSTORE_STATE], generation);
 }
 
 static int write_all(int fd, const char *p, size_t len)
@@ -183,17 +217,20 @@ int fdstore_save_state(struct fdstore *s, const char *text, size_t len)
 	if (fcntl(fd, F_ADD_SEALS, STATE_SEALS) < 0)
 		return log_warning_errno(errno, "Cannot save the state for a restart: sealing it: %m");
 
-	name = strprintf(FDSTORE_PREFIX "%s-%" PRIu64, kind_names[FDSTORE_STATE], s->generation + 1);
-	old = s->stored ? strprintf(FDSTORE_PREFIX "%s-%" PRIu64, kind_names[FDSTORE_STATE], s->stored) :
-			  NULL;
-	if (!name || (s->stored && !old))
+	name = state_name(s->generation + 1);
+	old = s->previous ? state_name(s->previous) : NULL;
+	if (!name || (s->previous && !old))
 		return log_oom();
 	k = fdstore_put(s, name, fd);
 	if (k < 0)
 		return k;
 	s->generation++;
+	/* Not the one just before: systemd may have dropped the new one
+	 * without telling us (its store full), and then that one is what
+	 * the next start has. */
 	if (old)
 		(void)fdstore_remove(s, old);
+	s->previous = s->stored;
 	s->stored = s->generation;
 	log_debug("Saved the state as %s (%zu bytes).", name, len);
 	return 0;

@@ -45,6 +45,7 @@ struct options {
 	size_t max_per_user;
 	size_t max_per_container;
 	usec_t timeout;
+	size_t fdstore_max;
 	bool check_config;
 };
 
@@ -56,6 +57,7 @@ struct daemon {
 	struct watch signals;
 	int epoll_fd;
 	bool exiting;
+	bool from_store;	/* entries of the fd store were passed at start */
 };
 
 static void help(void)
@@ -76,6 +78,9 @@ static void help(void)
 	       "      --max-connections-per-container=N\n"
 	       "                              at most N on each container's channel (default: %d)\n"
 	       "      --timeout=SECONDS       close connections idle this long (default: %" PRIu64 ")\n"
+	       "      --fdstore-max=N         create no region and register no container past N\n"
+	       "                              entries in systemd's fd store, as the unit's\n"
+	       "                              FileDescriptorStoreMax= (default: %d)\n"
 	       "      --check-config          check the configuration, print what is wrong, and exit\n"
 	       "      --log-level=LEVEL       debug, info, notice, warning or err (default: info)\n"
 	       "  -h, --help                  show this help and exit\n"
@@ -83,30 +88,31 @@ static void help(void)
 	       "\n"
 	       "See mshare-owner(8) and mshare-regions.conf(5).\n",
 	       CONFIG_DIR_DEFAULT, CONFIG_DIR_DEFAULT, SERVER_MAX_CONNECTIONS_DEFAULT,
-	       SERVER_MAX_PER_USER_DEFAULT, SERVER_MAX_PER_CONTAINER_DEFAULT, SERVER_TIMEOUT_DEFAULT_USEC / USEC_PER_SEC);
+	       SERVER_MAX_PER_USER_DEFAULT, SERVER_MAX_PER_CONTAINER_DEFAULT, SERVER_TIMEOUT_DEFAULT_USEC / USEC_PER_SEC,
+	       FDSTORE_MAX_DEFAULT);
 }
 
 /* --OPTION=N, N a count above 0 that fits 32 bits. */
-static int parse_count(const char *option, const char *s, size_t *ret)
+static int parse_count(const char *option, const char *s, size_t *ret, char **ret_error)
 {
 	uint32_t u;
 
-	if (parse_u32(s, &u) < 0 || u == 0) {
-		fprintf(stderr, "mshare-owner: invalid --%s: %s (a number above 0)\n", option, s);
-		return -EINVAL;
-	}
+	if (parse_u32(s, &u) < 0 || u == 0)
+		return error_set(ret_error, -EINVAL, "invalid --%s: %s (a number above 0)", option, s);
 	*ret = u;
 	return 0;
 }
 
-/* 0 on success, 1 to exit successfully (--help), < 0 on a usage error. */
-static int parse_argv(int argc, char *argv[], struct options *o)
+/* 0 on success, 1 to exit successfully (--help), < 0 on a usage error,
+ * which *ret_error names (to be freed). */
+static int parse_argv(int argc, char *argv[], struct options *o, char **ret_error)
 {
 	enum {
 		ARG_MAX_CONNECTIONS = 0x100,
 		ARG_MAX_PER_USER,
 		ARG_MAX_PER_CONTAINER,
 		ARG_TIMEOUT,
+		ARG_FDSTORE_MAX,
 		ARG_CHECK_CONFIG,
 		ARG_LOG_LEVEL,
 		ARG_VERSION,
@@ -118,6 +124,7 @@ static int parse_argv(int argc, char *argv[], struct options *o)
 		{ "max-connections-per-user", required_argument, NULL, ARG_MAX_PER_USER },
 		{ "max-connections-per-container", required_argument, NULL, ARG_MAX_PER_CONTAINER },
 		{ "timeout", required_argument, NULL, ARG_TIMEOUT },
+		{ "fdstore-max", required_argument, NULL, ARG_FDSTORE_MAX },
 		{ "check-config", no_argument, NULL, ARG_CHECK_CONFIG },
 		{ "log-level", required_argument, NULL, ARG_LOG_LEVEL },
 		{ "help", no_argument, NULL, 'h' },
@@ -128,52 +135,53 @@ static int parse_argv(int argc, char *argv[], struct options *o)
 	char *end;
 	int c, k;
 
+	/* Ours say which option is wrong: the caller may have to log it. */
+	opterr = 0;
 	while ((c = getopt_long(argc, argv, "c:s:h", options, NULL)) >= 0) {
 		switch (c) {
 		case 'c':
 			o->config_dir = optarg;
 			break;
 		case 's':
-			if (strlen(optarg) >= sizeof(((struct sockaddr_un *)NULL)->sun_path)) {
-				fprintf(stderr, "mshare-owner: socket path too long: %s\n", optarg);
-				return -EINVAL;
-			}
+			if (strlen(optarg) >= sizeof(((struct sockaddr_un *)NULL)->sun_path))
+				return error_set(ret_error, -EINVAL, "socket path too long: %s", optarg);
 			o->socket_path = optarg;
 			break;
 		case ARG_MAX_CONNECTIONS:
-			k = parse_count("max-connections", optarg, &o->max_connections);
+			k = parse_count("max-connections", optarg, &o->max_connections, ret_error);
 			if (k < 0)
 				return k;
 			break;
 		case ARG_MAX_PER_USER:
-			k = parse_count("max-connections-per-user", optarg, &o->max_per_user);
+			k = parse_count("max-connections-per-user", optarg, &o->max_per_user, ret_error);
 			if (k < 0)
 				return k;
 			break;
 		case ARG_MAX_PER_CONTAINER:
-			k = parse_count("max-connections-per-container", optarg, &o->max_per_container);
+			k = parse_count("max-connections-per-container", optarg, &o->max_per_container, ret_error);
 			if (k < 0)
 				return k;
 			break;
 		case ARG_TIMEOUT:
 			errno = 0;
 			d = strtod(optarg, &end);
-			if (errno || *end || !isfinite(d) || d <= 0 || d > 3600) {
-				fprintf(stderr, "mshare-owner: invalid --timeout (seconds, at most 3600): %s\n",
-					optarg);
-				return -EINVAL;
-			}
+			if (errno || *end || !isfinite(d) || d <= 0 || d > 3600)
+				return error_set(ret_error, -EINVAL, "invalid --timeout (seconds, at most 3600): %s",
+						 optarg);
 			o->timeout = (usec_t)(d * USEC_PER_SEC);
+			break;
+		case ARG_FDSTORE_MAX:
+			k = parse_count("fdstore-max", optarg, &o->fdstore_max, ret_error);
+			if (k < 0)
+				return k;
 			break;
 		case ARG_CHECK_CONFIG:
 			o->check_config = true;
 			break;
 		case ARG_LOG_LEVEL:
 			k = log_level_from_string(optarg);
-			if (k < 0) {
-				fprintf(stderr, "mshare-owner: invalid --log-level: %s\n", optarg);
-				return -EINVAL;
-			}
+			if (k < 0)
+				return error_set(ret_error, -EINVAL, "invalid --log-level: %s", optarg);
 			log_set_max_level(k);
 			break;
 		case 'h':
@@ -183,15 +191,13 @@ static int parse_argv(int argc, char *argv[], struct options *o)
 			printf("mshare-owner %s\n", MSHARE_HELPER_VERSION);
 			return 1;
 		default:
-			fprintf(stderr, "Try 'mshare-owner --help'.\n");
-			return -EINVAL;
+			/* getopt_long() has moved optind past the culprit. */
+			return error_set(ret_error, -EINVAL, "unknown option, or one without its argument: %s",
+					 argv[optind - 1]);
 		}
 	}
-	if (optind < argc) {
-		fprintf(stderr, "mshare-owner: unexpected argument: %s\nTry 'mshare-owner --help'.\n",
-			argv[optind]);
-		return -EINVAL;
-	}
+	if (optind < argc)
+		return error_set(ret_error, -EINVAL, "unexpected argument: %s", argv[optind]);
 	return 0;
 }
 
@@ -344,18 +350,38 @@ static void daemon_dispatch_signal(struct watch *w, uint32_t events)
 	}
 }
 
-static int setup_signals(struct daemon *d)
+/* The signals the daemon takes from a signalfd (or sigwaitinfo()). */
+static sigset_t daemon_signals(void)
 {
 	sigset_t mask;
 
-	/* MSG_NOSIGNAL covers our sends; this covers everything else. */
-	signal(SIGPIPE, SIG_IGN);
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGHUP);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGINT);
-	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
-		return log_error_errno(errno, "Cannot block signals: %m");
+	return mask;
+}
+
+/*
+ * Before anything else: by default SIGHUP (a reload racing the start)
+ * kills the daemon, which systemd takes for a clean exit: no restart, the
+ * fd store emptied, every region destroyed. Blocked, they wait for the
+ * signalfd or degraded mode.
+ */
+static void block_signals(void)
+{
+	sigset_t mask = daemon_signals();
+
+	/* MSG_NOSIGNAL covers our sends; this covers everything else. */
+	signal(SIGPIPE, SIG_IGN);
+	/* Fails only on a bad argument. */
+	(void)sigprocmask(SIG_BLOCK, &mask, NULL);
+}
+
+static int setup_signals(struct daemon *d)
+{
+	sigset_t mask = daemon_signals();
+
 	d->signals.fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
 	if (d->signals.fd < 0)
 		return log_error_errno(errno, "Cannot create a signalfd: %m");
@@ -415,6 +441,184 @@ static int daemon_run(struct daemon *d)
 	return 0;
 }
 
+/* The entries the daemon keeps in the fd store besides the state's: an
+ * owner file per region, a socket and a pidfd per container. */
+static size_t store_entries(const struct daemon *d)
+{
+	return manager_store_entries(&d->manager) + 2 * (d->server.n_channels + d->server.n_held_channels);
+}
+
+static size_t daemon_store_entries(void *userdata)
+{
+	return store_entries(userdata);
+}
+
+/* Whether exiting would lose regions: systemd 252 empties the fd store
+ * when the daemon exits after it passed descriptors (and once restarts
+ * reach StartLimitBurst=), which destroys every region in it. */
+static bool daemon_holds_store(const struct daemon *d)
+{
+	return d->from_store || (d->store.enabled && store_entries(d) > 0);
+}
+
+/*
+ * Instead of exiting on an error that stops the daemon while the fd store
+ * holds regions (see above): holds every descriptor it was passed or made,
+ * which keeps them in the store and the regions alive, serves nothing
+ * (nothing it could serve is known to be sound), and waits for SIGTERM:
+ * systemctl stop still ends everything, systemctl restart starts anew.
+ * why: what is wrong, or NULL if logged already ("see above").
+ */
+static int daemon_degraded(int error, const char *why)
+{
+	sigset_t mask = daemon_signals();
+
+	log_error_errno(error, "mshare-owner cannot run (%s%s), but the service manager's fd store holds its regions "
+			"and containers, which exiting would make it destroy: running degraded. Every descriptor "
+			"is held and stays in the store; nothing is served; SIGHUP is ignored. Fix the cause (for "
+			"a state of a newer mshare-owner: install that version again), then run 'systemctl "
+			"restart mshare-owner'; 'systemctl stop mshare-owner' ends every region.",
+			why ?: strerror(abs(error)), why ? "" : "; see above");
+	sd_notifyf(false, "READY=1\nSTATUS=Degraded: %s; holding the regions of the fd store, serving nothing: "
+		   "see the journal, then systemctl restart mshare-owner", why ?: strerror(abs(error)));
+	for (;;) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&mask, &si);
+
+		if (sig == SIGTERM || sig == SIGINT) {
+			log_info("Received SIG%s from pid %d, shutting down.", sigabbrev_np(sig), (int)si.si_pid);
+			return 0;
+		}
+		if (sig == SIGHUP)
+			log_notice("Ignoring SIGHUP: mshare-owner runs degraded (see above); restart it once the "
+				   "cause is fixed.");
+	}
+}
+
+/* What a previous daemon left in the fd store, the event loop, and the
+ * socket. */
+static int daemon_setup(struct daemon *d, struct restore *rs, int *ret_listen_fd)
+{
+	int k;
+
+	k = persist_restore(&d->store, !d->opts.socket_path, rs);
+	d->from_store = rs->n_stored > 0;
+	if (k < 0)
+		return k;
+	d->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epoll_fd < 0)
+		return log_error_errno(errno, "Cannot create an epoll instance: %m");
+	k = setup_signals(d);
+	if (k < 0)
+		return k;
+	*ret_listen_fd = d->opts.socket_path ? listen_on_path(d->opts.socket_path) : TAKE_FD(rs->listen_fd);
+	if (*ret_listen_fd < 0)
+		return *ret_listen_fd;
+	if (!d->store.enabled)
+		log_info("No service manager keeps descriptors for us ($NOTIFY_SOCKET is not set): "
+			 "the regions end when mshare-owner exits.");
+	return 0;
+}
+
+/* The manager and the server, with the regions and channels restored. */
+static int daemon_adopt(struct daemon *d, struct restore *rs, int listen_fd, size_t max_channels)
+{
+	int k;
+
+	sd_notifyf(false, "STATUS=%s regions", rs->n_regions ? "Adopting and creating" : "Creating");
+	d->manager = (struct manager){
+		.config_dir = d->opts.config_dir,
+		.progress = populate_progress,
+		.progress_userdata = d,
+		.store = &d->store,
+		.save = daemon_save,
+		.save_userdata = d,
+	};
+	k = server_init(&d->server, d->epoll_fd, listen_fd, &d->manager, &d->store);
+	if (k < 0)
+		return k;
+	d->server.timeout = d->opts.timeout;
+	d->server.max_connections = d->opts.max_connections;
+	d->server.max_per_user = d->opts.max_per_user;
+	d->server.max_per_container = d->opts.max_per_container;
+	d->server.max_channels = max_channels;
+	d->server.reload = daemon_reload;
+	d->server.save = daemon_save;
+	d->server.userdata = d;
+	/* Regions and channels first, so that every state written while the
+	 * configuration is applied has them. On failure rs keeps what is
+	 * left, for degraded mode to hold. */
+	k = persist_adopt(rs, &d->manager, &d->server);
+	if (k < 0)
+		return k;
+	persist_restore_done(rs);
+	return 0;
+}
+
+/* The first load: 0, 1 if the configuration has errors and the daemon goes
+ * on without handing anything out, or < 0 (logged by manager_load()). */
+static int daemon_load(struct daemon *d, char **message)
+{
+	int k = manager_load(&d->manager, message);
+
+	if (k == 0)
+		return 0;
+	if (k != -EINVAL || !d->from_store)
+		return k;
+	/* Exiting would make systemd restart us into the same error until it
+	 * gives up and empties the fd store, destroying the regions. Keep
+	 * them, grant nothing, wait for a reload. */
+	log_error("The configuration has errors, and the fd store passed regions or containers (%zu region%s "
+		  "and %zu container%s adopted): keeping them, but handing nothing out until a reload "
+		  "(systemctl reload mshare-owner) brings a valid configuration.",
+		  d->manager.n_regions, d->manager.n_regions == 1 ? "" : "s", d->server.n_channels,
+		  d->server.n_channels == 1 ? "" : "s");
+	d->manager.config = config_new();
+	return d->manager.config ? 1 : log_oom();
+}
+
+static int daemon_start(struct daemon *d, struct restore *rs, int *ret_listen_fd, size_t max_channels)
+{
+	_cleanup_free_ char *message = NULL;
+	usec_t started = now_usec();
+	int k;
+
+	k = daemon_setup(d, rs, ret_listen_fd);
+	if (k == 0)
+		k = daemon_adopt(d, rs, *ret_listen_fd, max_channels);
+	if (k == 0)
+		k = daemon_load(d, &message);
+	if (k < 0)
+		return k;
+	daemon_save(d);
+
+	log_info("mshare-owner %s ready in %" PRIu64 " ms: %s; at most %zu connections (%zu per user, "
+		 "%zu per container), %zu containers, %" PRIu64 " ms deadline.", MSHARE_HELPER_VERSION,
+		 (now_usec() - started) / USEC_PER_MSEC, strna(message), d->opts.max_connections,
+		 d->opts.max_per_user, d->opts.max_per_container, max_channels, d->opts.timeout / USEC_PER_MSEC);
+	notify_ready(d, k > 0 ? "Configuration errors, nothing handed out until a reload fixes them; " :
+				"Serving ");
+	return 0;
+}
+
+/*
+ * A bad command line: exit status 2, unless the fd store passed its
+ * entries (a bad option in a drop-in): exiting would make systemd start us
+ * into the same error again until StartLimitBurst= empties the store,
+ * destroying every region. message names the culprit (NULL: no memory).
+ */
+static int usage_error(int error, const char *message)
+{
+	_cleanup_free_ char *why = NULL;
+
+	if (fdstore_passed() == 0) {
+		fprintf(stderr, "mshare-owner: %s\nTry 'mshare-owner --help'.\n", message ?: strerror(-error));
+		return 2;
+	}
+	why = strprintf("invalid command line: %s", message ?: strerror(-error));
+	return daemon_degraded(error, why ?: "invalid command line") < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 int main(int argc, char *argv[])
 {
 	struct daemon d = {
@@ -424,110 +628,39 @@ int main(int argc, char *argv[])
 			.max_per_user = SERVER_MAX_PER_USER_DEFAULT,
 			.max_per_container = SERVER_MAX_PER_CONTAINER_DEFAULT,
 			.timeout = SERVER_TIMEOUT_DEFAULT_USEC,
+			.fdstore_max = FDSTORE_MAX_DEFAULT,
 		},
 		.signals.fd = -1,
 		.epoll_fd = -1,
 	};
 	_cleanup_(persist_restore_done) struct restore restore = { .listen_fd = -1 };
-	_cleanup_free_ char *message = NULL;
-	usec_t started = now_usec();
+	_cleanup_free_ char *usage = NULL;
 	size_t max_channels;
 	int listen_fd = -1, k;
 	rlim_t nofile;
 
+	block_signals();
 	log_open("mshare-owner");
-	k = parse_argv(argc, argv, &d.opts);
-	if (k != 0)
-		return k > 0 ? EXIT_SUCCESS : 2;
+	k = parse_argv(argc, argv, &d.opts, &usage);
+	if (k < 0)
+		return usage_error(k, usage);
+	if (k > 0)
+		return EXIT_SUCCESS;
 	if (d.opts.check_config)
 		return check_config(d.opts.config_dir) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 
 	nofile = raise_nofile();
 	server_size_for_fds(nofile, FD_RESERVE, &d.opts.max_connections, &max_channels);
+	fdstore_init(&d.store, d.opts.fdstore_max);
+	d.store.count = daemon_store_entries;
+	d.store.count_userdata = &d;
 
-	d.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (d.epoll_fd < 0) {
-		k = log_error_errno(errno, "Cannot create an epoll instance: %m");
-		goto finish;
-	}
-	k = setup_signals(&d);
-	if (k < 0)
-		goto finish;
+	k = daemon_start(&d, &restore, &listen_fd, max_channels);
+	if (k == 0)
+		k = daemon_run(&d);
+	if (k < 0 && daemon_holds_store(&d))
+		k = daemon_degraded(k, NULL);
 
-	/* What a previous daemon left in the fd store, and the socket. */
-	fdstore_init(&d.store);
-	k = persist_restore(&d.store, !d.opts.socket_path, &restore);
-	if (k < 0)
-		goto finish;
-	if (d.opts.socket_path)
-		listen_fd = listen_on_path(d.opts.socket_path);
-	else
-		listen_fd = TAKE_FD(restore.listen_fd);
-	if (listen_fd < 0) {
-		k = listen_fd;
-		goto finish;
-	}
-	if (!d.store.enabled)
-		log_info("No service manager keeps descriptors for us ($NOTIFY_SOCKET is not set): "
-			 "the regions end when mshare-owner exits.");
-
-	sd_notifyf(false, "STATUS=%s regions", restore.n_regions ? "Adopting and creating" : "Creating");
-	d.manager = (struct manager){
-		.config_dir = d.opts.config_dir,
-		.progress = populate_progress,
-		.progress_userdata = &d,
-		.store = &d.store,
-		.save = daemon_save,
-		.save_userdata = &d,
-	};
-	k = server_init(&d.server, d.epoll_fd, listen_fd, &d.manager, &d.store);
-	if (k < 0)
-		goto finish;
-	d.server.timeout = d.opts.timeout;
-	d.server.max_connections = d.opts.max_connections;
-	d.server.max_per_user = d.opts.max_per_user;
-	d.server.max_per_container = d.opts.max_per_container;
-	d.server.max_channels = max_channels;
-	d.server.reload = daemon_reload;
-	d.server.save = daemon_save;
-	d.server.userdata = &d;
-	/* Regions and channels first, so that every state written while the
-	 * configuration is applied has them. */
-	persist_adopt(&restore, &d.manager, &d.server);
-	persist_restore_done(&restore);
-
-	k = manager_load(&d.manager, &message);
-	if (k < 0 && (k == -ENOMEM || (d.manager.n_regions == 0 && d.server.n_channels == 0))) {
-		log_error_errno(k, "Not starting: %s", message ?: strerror(-k));
-		goto finish;
-	}
-	if (k < 0) {
-		/* Exiting would make systemd restart us into the same error
-		 * until it gives up and empties the fd store, destroying the
-		 * regions. Keep them, grant nothing, wait for a reload. */
-		log_error("The configuration has errors, and %zu region%s and %zu container%s were adopted "
-			  "from the fd store: keeping them, but handing nothing out until a reload "
-			  "(systemctl reload mshare-owner) brings a valid configuration.",
-			  d.manager.n_regions, d.manager.n_regions == 1 ? "" : "s", d.server.n_channels,
-			  d.server.n_channels == 1 ? "" : "s");
-		d.manager.config = config_new();
-		if (!d.manager.config) {
-			k = log_oom();
-			goto finish;
-		}
-	}
-	daemon_save(&d);
-
-	log_info("mshare-owner %s ready in %" PRIu64 " ms: %s; at most %zu connections (%zu per user, "
-		 "%zu per container), %zu containers, %" PRIu64 " ms deadline.", MSHARE_HELPER_VERSION,
-		 (now_usec() - started) / USEC_PER_MSEC, strna(message), d.opts.max_connections,
-		 d.opts.max_per_user, d.opts.max_per_container, max_channels, d.opts.timeout / USEC_PER_MSEC);
-	notify_ready(&d, k < 0 ? "Configuration errors, nothing handed out until a reload fixes them; " :
-				 "Serving ");
-
-	k = daemon_run(&d);
-
-finish:
 	/* Nothing is destroyed here: SIGTERM may be a stop or a restart, and
 	 * only the service manager knows. It empties the fd store on a stop,
 	 * which closes the last owner files and destroys the regions (every

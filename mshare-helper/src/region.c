@@ -115,32 +115,38 @@ static int region_map(struct region *r)
 	return 0;
 }
 
-/* The descriptors handed out: new files of the region, without ownership. */
+/* The descriptors handed out: new files of the region, without ownership.
+ * Not logged: the callers say what for. */
 static int region_open_sharers(struct region *r)
 {
-	const struct region_config *c = &r->config;
 	struct stat st;
 
 	if (fstat(r->fd, &st) < 0)
-		return log_error_errno(errno, "Region '%s': cannot stat its descriptor: %m", c->name);
+		return -errno;
 	r->inode = (uint64_t)st.st_ino;
 	r->fd_ro = mshare_fd_rdonly(r->fd);
 	if (r->fd_ro < 0)
-		return log_error_errno(errno, "Region '%s': cannot make a read-only descriptor: %m",
-				       c->name);
+		return -errno;
 	r->fd_rw = mshare_fd_rdwr(r->fd);
 	if (r->fd_rw < 0)
-		return log_error_errno(errno, "Region '%s': cannot make a read-write descriptor: %m",
-				       c->name);
+		return -errno;
 	return 0;
+}
+
+/* size rounded up to align; false if that overflows. */
+static bool round_up(uint64_t size, uint64_t align, uint64_t *ret)
+{
+	if (size > UINT64_MAX - align + 1)
+		return false;
+	*ret = (size + align - 1) / align * align;
+	return true;
 }
 
 /* A region of config's size, rounded up to align. */
 static int region_size_for(const struct region_config *c, long align, uint64_t *ret)
 {
-	if (c->size > UINT64_MAX - (uint64_t)align + 1)
+	if (!round_up(c->size, (uint64_t)align, ret))
 		return log_error_errno(EFBIG, "Region '%s' (%s): Size= is too large", c->name, strna(c->source));
-	*ret = (c->size + (uint64_t)align - 1) / (uint64_t)align * (uint64_t)align;
 	return 0;
 }
 
@@ -163,6 +169,7 @@ static int region_setup(struct region *r)
 	if (align <= 0)
 		return log_error_errno(align < 0 ? errno : EIO,
 				       "Region '%s': cannot tell the sharing alignment: %m", c->name);
+	r->align = (uint64_t)align;
 	k = region_size_for(c, align, &r->region_size);
 	if (k < 0)
 		return k;
@@ -173,7 +180,10 @@ static int region_setup(struct region *r)
 	k = region_map(r);
 	if (k < 0)
 		return k;
-	return region_open_sharers(r);
+	k = region_open_sharers(r);
+	if (k < 0)
+		return log_error_errno(k, "Region '%s': cannot open the descriptors handed out: %m", c->name);
+	return 0;
 }
 
 static struct region *region_new(const struct region_config *config)
@@ -220,58 +230,117 @@ int region_create(const struct region_config *config, struct region **ret)
 	return k;
 }
 
-int region_adopt(const struct region_config *config, int fd, bool populated, struct region **ret)
+struct region *region_new_failed(const struct region_config *config, int error)
 {
-	const char *name = config->name;
+	struct region *r = region_new(config);
+
+	if (r) {
+		r->state = REGION_FAILED;
+		r->error = error < 0 ? -error : error;
+	}
+	return r;
+}
+
+/* What the kernel tells of fd: REGION_NOT_OWNER if it is no live region's
+ * owner file (an older kernel does not tell ownership: owner_fd -1). */
+static int region_inspect(int fd, struct mshare_fdinfo *info)
+{
+	/* Else mshare_info()'s EBADF could be about our descriptor, not
+	 * about the file the store holds. */
+	if (fcntl(fd, F_GETFD) < 0)
+		return -errno;
+	if (mshare_info(fd, info) < 0)
+		/* With fd open, EBADF: the file is no mshare region at all. */
+		return errno == EBADF ? REGION_NOT_OWNER : -errno;
+	if (!info->owned || info->owner_fd == 0)
+		return REGION_NOT_OWNER;
+	if (info->align == 0)
+		return -EIO;
+	return 0;
+}
+
+/* Whether a region of info's size is one that c creates. */
+static bool region_fits(const struct region_config *c, const struct mshare_fdinfo *info)
+{
+	uint64_t size;
+
+	return round_up(c->size, info->align, &size) && size == info->size;
+}
+
+/* A stand-in configuration for a region known by its name and size only:
+ * retiring, it is not handed out; claimed, it gets the real one. */
+static struct region_config unknown_config(const char *name, uint64_t size)
+{
+	return (struct region_config){
+		.name = (char *)name,
+		.size = size,
+		.backing = BACKING_ANONYMOUS,
+		.prot = PROT_READ | PROT_WRITE,
+		.source = (char *)"the fd store, without a saved configuration",
+	};
+}
+
+int region_adopt(const char *name, const struct region_config *config, int fd, bool populated,
+		 struct region **ret)
+{
 	struct mshare_fdinfo info;
+	struct region_config guess;
 	struct region *r;
-	long align;
 	int k;
 
-	r = region_new(config);
-	if (!r) {
-		safe_close(fd);
+	k = region_inspect(fd, &info);
+	if (k != 0)
+		return k;
+	if (config && !region_fits(config, &info)) {
+		log_warning("Region '%s': the region in the fd store has %" PRIu64 " bytes, not what its saved "
+			    "configuration gives; it is taken as a region whose configuration is not known.",
+			    name, info.size);
+		config = NULL;
+	}
+	guess = unknown_config(name, info.size);
+	r = region_new(config ?: &guess);
+	if (!r)
 		return -ENOMEM;
-	}
 	r->fd = fd;
-	r->populated = populated;
+	r->align = info.align;
+	r->region_size = info.size;
+	/* An unsaved one's contents are live: they win over populating. */
+	r->populated = populated || !config;
 	r->adopted = true;
-
-	align = mshare_alignment(r->fd);
-	if (align <= 0 || mshare_info(r->fd, &info) < 0) {
-		k = log_error_errno(align == 0 ? EIO : errno,
-				    "Region '%s': the descriptor in the fd store is not a region: %m", name);
-		goto fail;
-	}
-	if (info.owner_fd == 0) {
-		k = log_error_errno(EPERM, "Region '%s': the descriptor in the fd store is not its owner file.",
-				    name);
-		goto fail;
-	}
-	k = region_size_for(config, align, &r->region_size);
-	if (k < 0)
-		goto fail;
-	if (info.size != r->region_size) {
-		k = log_error_errno(EINVAL, "Region '%s': the region in the fd store has %" PRIu64
-				    " bytes, its saved configuration says %" PRIu64 ".",
-				    name, info.size, r->region_size);
-		goto fail;
-	}
+	r->unsaved = !config;
 	k = region_open_sharers(r);
-	if (k < 0)
-		goto fail;
+	if (k < 0) {
+		r->fd = -1; /* the caller's still */
+		region_free(r);
+		return k;
+	}
 	*ret = r;
 	return 0;
-fail:
-	region_free(r);
-	return k;
+}
+
+int region_claim(struct region *r, const struct region_config *c)
+{
+	struct region_config n;
+	uint64_t size;
+	bool fits = round_up(c->size, r->align, &size) && size == r->region_size;
+
+	if (region_config_copy(c, &n) < 0)
+		return -ENOMEM;
+	if (!fits)
+		n.size = r->region_size;
+	region_config_done(&r->config);
+	r->config = n;
+	r->unsaved = false;
+	r->claimed = true;
+	return fits;
 }
 
 int region_populate(struct region *r, region_progress_t progress, void *userdata)
 {
 	const struct region_config *c = &r->config;
-	/* Writing would dirty every page of a file for nothing. */
-	int advice = (c->prot & PROT_WRITE) && c->backing != BACKING_FILE ?
+	/* Writing would dirty every page of a file for nothing, and fails on
+	 * an object mapped read-only: a claimed region's may be. */
+	int advice = (c->prot & PROT_WRITE) && c->backing != BACKING_FILE && !r->claimed ?
 			     MADV_POPULATE_WRITE : MADV_POPULATE_READ;
 	uint64_t chunk = POPULATE_CHUNK, done = 0;
 	usec_t start = now_usec();

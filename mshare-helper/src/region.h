@@ -34,6 +34,10 @@ struct region {
 	uint64_t inode;		/* of the owner file: the region's identity */
 	bool populated;		/* populating finished (or was given up) */
 	bool adopted;		/* from the fd store, not yet checked against the configuration */
+	bool unsaved;		/* adopted without a saved configuration: config is a guess (region_claim()) */
+	bool claimed;		/* config claimed by name, not known to be what it was created with */
+	bool no_room;		/* REGION_FAILED: not created, the fd store has no room for it */
+	uint64_t align;		/* the sharing alignment */
 	uint64_t region_size;	/* config.size rounded up to the alignment */
 	int error;		/* REGION_FAILED: why */
 	struct region_config pending; /* REGION_CHANGED: the new configuration */
@@ -58,17 +62,41 @@ const char *region_state_to_string(enum region_state s);
  */
 int region_create(const struct region_config *config, struct region **ret);
 
+/* A region in REGION_FAILED for error, not even tried (NULL: no memory). */
+struct region *region_new_failed(const struct region_config *config, int error);
+
+/* What region_adopt() returns when the kernel says the descriptor is no
+ * live region's owner file, and nothing else does: only that proves that
+ * keeping it keeps nothing alive. */
+#define REGION_NOT_OWNER 1
+
 /*
- * Takes fd, an owner descriptor a previous daemon left in the fd store, as
- * the region that config (as it was created) describes: checks that it is
- * an owner file of a region of that size, and opens the sharers'
- * descriptors. Logs and returns the error otherwise (fd is closed then).
+ * Takes fd, an owner descriptor a previous daemon left in the fd store
+ * under name, as the region that config (as it was created) describes:
+ * checks that it is the owner file of a live region, and opens the
+ * sharers' descriptors. Without config (no saved state names it), or if
+ * the region's size is not the one config gives (logged), its
+ * configuration is not known: the region gets one from its name and size,
+ * marked unsaved, until region_claim(). fd is taken on success (0) only.
+ * REGION_NOT_OWNER if fd is no live region's owner file. Errors (memory,
+ * descriptors, /proc) pass; they prove nothing about fd. Nothing is
+ * logged.
  */
-int region_adopt(const struct region_config *config, int fd, bool populated, struct region **ret);
+int region_adopt(const char *name, const struct region_config *config, int fd, bool populated,
+		 struct region **ret);
+
+/*
+ * r, unsaved, takes c, the configuration of its name, as its own: all of
+ * it if r has the size c gives (returns 1), else c with r's size (returns
+ * 0), which then differs from c in Size= only. r is marked claimed: its
+ * protection and backing are c's guess.
+ */
+int region_claim(struct region *r, const struct region_config *c);
 
 /* Faults in every page from the daemon, so that the pages and page tables
- * are charged to its memory cgroup. progress is called between chunks.
- * Sets populated (also when it gives up: the rest is faulted in on use). */
+ * are charged to its memory cgroup; never changes the contents. progress
+ * is called between chunks. Sets populated (also when it gives up: the
+ * rest is faulted in on use). */
 typedef void (*region_progress_t)(void *userdata, const struct region *r, uint64_t done);
 int region_populate(struct region *r, region_progress_t progress, void *userdata);
 

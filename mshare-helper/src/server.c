@@ -353,7 +353,8 @@ static int op_get(struct conn *c, const struct proto_request *req)
 	if (!who)
 		return log_oom();
 
-	if (!r || r->state == REGION_RETIRING) {
+	/* An unsaved region's configuration is a guess until a load claims it. */
+	if (!r || r->state == REGION_RETIRING || r->unsaved) {
 		log_info("Refused region '%s' to %s: not configured.", req->region, who);
 		return conn_reply(c, proto_reply_new_error(ENOENT, "no region '%s' is configured",
 							   req->region), -1, false);

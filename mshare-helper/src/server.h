@@ -26,6 +26,7 @@
 
 struct conn;
 struct channel;
+struct held_channel;
 
 /* Connections on the owner socket of one uid. */
 struct uid_count {
@@ -59,6 +60,8 @@ struct server {
 	char *buf;			/* receive buffer, shared by all connections */
 	struct channel *channels;	/* registered containers (channel.h) */
 	size_t n_channels;		/* of them not dead */
+	struct held_channel *held_channels; /* in the store, not served (channel.h) */
+	size_t n_held_channels;
 	uint64_t next_serial;		/* of the next channel: names its fds in the store */
 	struct fdstore *store;		/* never NULL; may be disabled */
 	/* "reload" requests, from root peers only */

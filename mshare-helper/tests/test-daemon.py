@@ -261,20 +261,27 @@ class FdStore:
     descriptors sent along under FDNAME= (one that is the same open file as
     one kept already is dropped), FDSTOREREMOVE=1 closes every one named
     FDNAME=; an entry that reports EPOLLHUP or EPOLLERR is dropped (a pidfd
-    once its process is reaped: hangups()). What it holds is passed to the
-    next start in order (entries()); stop() empties it, as `systemctl stop`
-    does. A thread reads the notifications as they come, as PID 1 does (the
-    daemon's sd_notify() blocks on a full socket); drain() reads what is
-    queued in the caller, so that what a daemon sent before it replied or
-    exited is seen."""
+    once its process is reaped: hangups()). With max (FileDescriptorStoreMax=)
+    it refuses what would go past max entries, closing it without a word to
+    the daemon, as systemd does (refused lists the names). What it holds is
+    passed to the next start in order (entries()); stop() empties it, as
+    `systemctl stop` does. A thread reads the notifications as they come,
+    as PID 1 does (the daemon's sd_notify() blocks on a full socket);
+    drain() reads what is queued in the caller, so that what a daemon sent
+    before it replied or exited is seen."""
 
-    def __init__(self, tmp, name="notify"):
+    def __init__(self, tmp, name="notify", max=None):
         self.path = os.path.join(tmp, f"{name}.sock")
         self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
         self.sock.bind(self.path)
         self.sock.setblocking(False)
         self.kept = []      # [name, fd]
         self.messages = []  # (time, {KEY: VALUE})
+        self.max = max
+        self.refused = []   # names refused for want of room
+        # refuse(name): drop what is stored under name, as systemd drops
+        # what it cannot keep, without telling the daemon.
+        self.refuse = None
         self.lock = threading.RLock()
         self.closing = False
         self.thread = threading.Thread(target=self.run, daemon=True)
@@ -309,8 +316,11 @@ class FdStore:
             if fields.get("FDSTORE") == "1":
                 name = fields.get("FDNAME", "stored")
                 for fd in fds:
-                    if any(same_file(fd, k) for _, k in self.kept):
+                    if (self.refuse and self.refuse(name)) or any(same_file(fd, k) for _, k in self.kept):
                         os.close(fd)
+                    elif self.max is not None and len(self.kept) >= self.max:
+                        os.close(fd)  # systemd: "Hit fd store limit", EXFULL
+                        self.refused.append(name)
                     else:
                         self.kept.append([name, fd])
             else:
@@ -409,6 +419,26 @@ def call(path, obj):
     reply, fds, s = request(path, obj)
     s.close()
     return reply, fds
+
+
+def answered(path, timeout=0.5):
+    """Whether anything answers a new connection to path in time: a reply
+    to hello, or a refusal (a peer outside a channel's container gets one
+    at once). A socket that nothing serves accepts into its queue only."""
+    try:
+        s = connect(path, timeout)
+    except OSError:
+        return False
+    with s:
+        with contextlib.suppress(OSError):
+            s.send(b'{"version":1,"op":"hello"}')
+        try:
+            s.recv(MAX_MESSAGE)
+            return True
+        except socket.timeout:
+            return False
+        except OSError:
+            return True  # reset: the daemon closed it
 
 
 def is_closed(s):
@@ -1330,7 +1360,8 @@ def test_restart_keeps(binary, tmp, ctl, cg):
     d = Daemon(binary, tmp, "keep", ["--timeout", "30"], store=store)
     store.drain(0.2)
     kinds = store_kinds(store)
-    ok(kinds == {"region": 4, "state": 1}, "the store holds the 4 owner files and one state", store.names())
+    ok(kinds == {"region": 4, "state": 2}, "the store holds the 4 owner files, the state and the one before it",
+       store.names())
     ok(all(is_owner_file(fd) for n, fd in store.entries() if n.startswith("store-region-")),
        "what the store holds of each region is its owner file")
     st = store.state()
@@ -1396,7 +1427,7 @@ def test_restart_keeps(binary, tmp, ctl, cg):
         store.drain(0.2)
         same = [n for n in store.names() if not n.startswith("store-state-")] == \
             [n for n in names_down if not n.startswith("store-state-")]
-        ok(same and store_kinds(store)["state"] == 1, "the store holds the same entries, and one newer state",
+        ok(same and store_kinds(store)["state"] == 2, "the store holds the same entries, and two newer states",
            (names_down, store.names()))
         ok("Adopted 4 regions and 1 container from the fd store." in d.log_text(), "the journal says what was adopted")
     ok(len(set(pids)) == 3 and open_fds(d.proc.pid, fds_first) == fds_first,
@@ -1575,9 +1606,9 @@ def test_crashes(binary, tmp, cg):
        "killed right after storing alpha's owner file: the store has it, no state", store.names())
     d.start(binary, ["--timeout", "30"])
     store.drain(0.3)
-    ok("Region 'alpha': its owner descriptor in the fd store is not in the saved state" in d.log_text()
-       and region_inodes(d.sock)["alpha"] not in (None, alpha) and stored_inodes(store)["alpha"] != alpha,
-       "the next start drops that descriptor (nobody had it) and creates alpha anew", store.names())
+    ok("Region 'alpha' adopted from the fd store by its name" in d.log_text()
+       and region_inodes(d.sock)["alpha"] == alpha and stored_inodes(store)["alpha"] == alpha,
+       "the next start adopts that descriptor by its name: alpha is configured with its size", store.names())
     ok(len([n for n in store.names() if n == "store-region-alpha"]) == 1, "one alpha in the store")
     d.stop()
     store.stop()
@@ -1600,7 +1631,7 @@ def test_crashes(binary, tmp, cg):
     cg.make("crash1")
     sleeper = cg.popen("crash1", ["sleep", "120"])
     pidfd = os.pidfd_open(sleeper.pid)
-    ls, _ = channel_socket(tmp, "crash1.sock")
+    ls, path = channel_socket(tmp, "crash1.sock")
     d.stop()
     d.start(binary, ["--timeout", "30"], env={"FAKE_MSHARE_CRASH": "register-stored"})
     reply, sk = register(d, "c1", [("beta", "rw")], ls, pidfd)
@@ -1614,10 +1645,22 @@ def test_crashes(binary, tmp, cg):
     d.start(binary, ["--timeout", "30"])
     store.drain(0.3)
     ok(call(d.sock, {"version": 1, "op": "containers"})[0]["containers"] == []
-       and "channel" not in store_kinds(store) and "pidfd" not in store_kinds(store)
-       and "a registration that mshare-owner never confirmed" in d.log_text(),
-       "the next start drops them: the hook saw the registration fail", store.names())
+       and store_kinds(store).get("channel") == 1 and store_kinds(store).get("pidfd") == 1
+       and "but no saved state names its registration" in d.log_text(),
+       "the next start holds them, unserved, while the container lives: no state says what it registered",
+       store.names())
+    ok(not answered(path), "nothing is served on its channel")
+    ls.close()
+    os.close(pidfd)
+    sleeper.kill()
+    sleeper.wait()
+    ok(wait_until(lambda: store.drain() or not {"channel", "pidfd"} & set(store_kinds(store)))
+       and "held without a registration: its process exited" in d.log_text(),
+       "once its process exits, they leave the store", store.names())
 
+    sleeper = cg.popen("crash1", ["sleep", "120"])
+    pidfd = os.pidfd_open(sleeper.pid)
+    ls, _ = channel_socket(tmp, "crash1b.sock")
     d.stop()
     d.start(binary, ["--timeout", "30"], env={"FAKE_MSHARE_CRASH": "register-saved"})
     reply, sk = register(d, "c1", [("beta", "rw")], ls, pidfd)
@@ -1671,10 +1714,10 @@ def test_store_hygiene(binary, tmp):
        [line for line in log.splitlines() if "state" in line][-4:])
     names = store.names()
     ok("store-state-99" not in names and "store-state-1" not in names
-       and [n for n in names if n.startswith("store-state-")] == ["store-state-100"],
-       "stale states leave the store; the next one is generation 100", names)
-    ok("store-region-ghost" not in names and "Region 'ghost': its owner descriptor" in log,
-       "a region descriptor the state does not name is dropped", names)
+       and [n for n in names if n.startswith("store-state-")] == ["store-state-100", f"store-state-{gen}"],
+       "stale states leave the store; the next one is generation 100, the one restored from stays", names)
+    ok("store-region-ghost" not in names and "Region 'ghost': the descriptor in the fd store" in log,
+       "a region descriptor that is no region's owner file is dropped", names)
     ok("store-lease-1" in names and "Leaving store-lease-1 in the fd store alone" in log,
        "an entry of a kind this daemon does not know is left alone", names)
     d.stop()
@@ -1684,10 +1727,13 @@ def test_store_hygiene(binary, tmp):
     store.add("other.socket", os.dup(ls2.fileno()))
     names = store.names()
     d.start(binary, ["--timeout", "30"], listen=(ls, "mshare-owner.socket"), wait=False)
-    rc = d.proc.wait(10)
+    up = came_up(d)
     store.drain(0.3)
-    ok(rc == 1 and "Two sockets were passed" in d.log_text() and store.names() == names,
-       "two sockets passed: the daemon does not start, and leaves the store alone", d.log_text()[-500:])
+    ok(up and "Two sockets were passed" in d.log_text() and (store.status() or "").startswith("Degraded")
+       and store.names() == names, "two sockets passed: the daemon runs degraded, and leaves the store alone",
+       d.log_text()[-500:])
+    rc = d.stop()
+    ok(rc == 0 and store.names() == names, "and ends on SIGTERM without touching it", rc)
     store.remove("other.socket")
     ls2.close()
     d.start(binary, ["--timeout", "30"], listen=(ls, "mshare-owner.socket"))
@@ -1696,6 +1742,419 @@ def test_store_hygiene(binary, tmp):
     d.stop()
     ls.close()
     store.close()
+
+
+def sealed_state(obj):
+    """A state memfd as the daemon stores one: sealed against any change."""
+    fd = os.memfd_create("state", os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    os.write(fd, json.dumps(obj).encode())
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS, fcntl.F_SEAL_SEAL | fcntl.F_SEAL_WRITE | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SHRINK)
+    return fd
+
+
+def state_gens(store):
+    return sorted(int(n.rsplit("-", 1)[1]) for n in store.names() if n.startswith("store-state-"))
+
+
+def write_alpha(d, name="alpha"):
+    _, rw = get_fd(d.sock, name, "rw")
+    if rw is None:
+        return False
+    os.pwrite(rw, PATTERN, 0)
+    os.close(rw)
+    return True
+
+
+def alpha_holds_pattern(d, name="alpha"):
+    _, fd = get_fd(d.sock, name, "ro")
+    if fd is None:
+        return False
+    try:
+        return os.pread(fd, len(PATTERN), 0) == PATTERN
+    finally:
+        os.close(fd)
+
+
+def came_up(d):
+    """Whether a daemon started with wait=False says it is ready."""
+    try:
+        d.wait_ready()
+        return True
+    except RuntimeError:
+        return False
+
+
+def test_state_generations(binary, tmp, ctl):
+    """systemd may drop a new state without a word (its store full): the
+    one before stays in the store until a newer one is saved, and the next
+    start uses it; a region no state names is adopted by its name."""
+    store = FdStore(tmp, "gen-notify")
+    d = Daemon(binary, tmp, "gen", ["--timeout", "30"], store=store)
+    store.drain(0.2)
+    gens = state_gens(store)
+    newest = gens[-1] if gens else None
+    ok(len(gens) == 2 and newest == (store.state() or {}).get("generation"),
+       "the store holds the newest state and the one before it", store.names())
+    before = region_inodes(d.sock)
+    ok(write_alpha(d), "alpha written")
+    store.refuse = lambda name: name.startswith("store-state-")
+    d.write_config("main.conf", CONFIG.format(nobody=NOBODY) + "\n[Region]\nName=delta\nSize=2M\n")
+    out = subprocess.run([ctl, "-s", d.sock, "reload"], capture_output=True, text=True)
+    store.drain(0.3)
+    delta = stored_inodes(store).get("delta")
+    ok(out.returncode == 0 and delta and state_gens(store) == [newest],
+       "a reload stores delta; systemd drops the state that names it, the one before stays",
+       (out.stdout + out.stderr, store.names()))
+    store.refuse = None
+    d.kill()
+    mark = len(d.log_text())
+    d.start(binary, ["--timeout", "30"])
+    store.drain(0.3)
+    after = region_inodes(d.sock)
+    log = d.log_text()[mark:]
+    ok(f"Restoring from store-state-{newest}" in log, "the next start restores from it",
+       [line for line in log.splitlines() if "state" in line][-4:])
+    ok(all(after.get(n) == i for n, i in before.items()) and alpha_holds_pattern(d),
+       "every region it names is adopted: the same ones, with their contents", (before, after))
+    ok(after.get("delta") == delta and "Region 'delta' adopted from the fd store by its name" in log,
+       "delta, which it does not name, is adopted by its name", (delta, after))
+    ok(len(state_gens(store)) == 2 and newest in state_gens(store),
+       "the state it restored from stays next to the one it saved", store.names())
+    d.stop()
+    store.close()
+
+
+def test_unsaved_regions(binary, tmp, ctl):
+    """Owner files that no saved state names (the state lost): adopted by
+    name if configured with their size, without populating them again;
+    else the reload rules (a changed region is replaced, a removed one
+    retired, once nothing has them attached)."""
+    store = FdStore(tmp, "unsaved-notify")
+    d = Daemon(binary, tmp, "unsaved", ["--timeout", "30"], store=store)
+    before = region_inodes(d.sock)
+    ok(write_alpha(d) and write_alpha(d, "gamma"), "alpha and gamma written")
+    d.stop()
+    for n in [n for n in store.names() if n.startswith("store-state-")]:
+        store.remove(n)
+    d.write_config("main.conf", CONFIG.format(nobody=NOBODY)
+                   .replace("Name=beta\nSize=2M", "Name=beta\nSize=4M")
+                   .replace("[Region]\nName=huge\nSize=4M\nBacking=hugetlbfs\n", ""))
+    with open(d.attached, "w") as f:
+        f.write("2")
+    mark = len(d.log_text())
+    d.start(binary, ["--timeout", "30"])
+    store.drain(0.3)
+    rs = regions(d.sock)
+    log = d.log_text()[mark:]
+    ok(all(rs[n]["inode"] == before[n] and rs[n]["state"] == "active" for n in ("alpha", "gamma"))
+       and alpha_holds_pattern(d), "no state: alpha and gamma, configured with their size, are adopted "
+       "by name, with their contents", (before, rs))
+    ok("Region 'alpha' adopted from the fd store by its name" in log and "destroying it" not in log
+       and "Region 'alpha' populated" not in log, "the journal says so",
+       [line for line in log.splitlines() if "by its name" in line])
+    ok("it is populated again (read faults only)" in log and "Region 'gamma' populated" in log
+       and alpha_holds_pattern(d, "gamma"), "gamma (Populate=yes) is populated again, its contents kept",
+       [line for line in log.splitlines() if "gamma" in line])
+    beta, huge = rs.get("beta", {}), rs.get("huge", {})
+    ok(beta.get("state") == "changed" and beta.get("inode") == before["beta"]
+       and beta.get("size") == 2 << 20 and "(Size= 2097152 -> 4194304)" in log,
+       "beta, resized meanwhile and attached: kept as it is, changed", beta)
+    ok(huge.get("state") == "retiring" and huge.get("inode") == before["huge"],
+       "huge, no longer configured and attached: retiring", huge)
+    ok(stored_inodes(store) == before, "all four stay in the store", store.names())
+    with open(d.attached, "w") as f:
+        f.write("0")
+    os.kill(d.proc.pid, signal.SIGHUP)
+    ok(wait_until(lambda: "huge" not in regions(d.sock) and regions(d.sock)["beta"]["state"] == "active")
+       and regions(d.sock)["beta"]["size"] == 4 << 20,
+       "once unattached, huge is destroyed and beta replaced", regions(d.sock))
+    store.drain(0.3)
+    inodes = stored_inodes(store)
+    ok("huge" not in inodes and inodes.get("beta") not in (None, before["beta"])
+       and inodes.get("alpha") == before["alpha"], "the store follows", inodes)
+    d.stop()
+    store.close()
+
+
+def test_fdstore_max(binary, tmp, ctl, cg):
+    """--fdstore-max: no region or container past what the store keeps,
+    counting three states (the two kept, and a third while a new one goes
+    in before the oldest leaves). The store enforces the same limit, as
+    systemd does, and must never have to refuse."""
+    store = FdStore(tmp, "max-notify", max=8)
+    d = Daemon(binary, tmp, "max", ["--timeout", "30", "--fdstore-max", "8"], store=store, wait=False)
+    ok(came_up(d), "--fdstore-max=8: 4 regions and 3 states fit", d.log_text()[-500:])
+    if not d.alive():
+        store.close()
+        return
+    conf = CONFIG.format(nobody=NOBODY) + "\n[Region]\nName=delta\nSize=2M\n"
+    d.write_config("main.conf", conf)
+    out = subprocess.run([ctl, "-s", d.sock, "reload"], capture_output=True, text=True)
+    ok(out.returncode == 0 and regions(d.sock)["delta"]["state"] == "active", "a fifth region fits",
+       out.stdout + out.stderr)
+    d.write_config("main.conf", conf + "\n[Region]\nName=epsilon\nSize=2M\n")
+    out = subprocess.run([ctl, "-s", d.sock, "reload"], capture_output=True, text=True)
+    store.drain(0.3)
+    reply, fd = get_fd(d.sock, "epsilon", "rw")
+    ok(regions(d.sock)["epsilon"]["state"] == "failed" and "--fdstore-max" in out.stdout
+       and reply.get("errno") == "ENXIO" and "epsilon" not in stored_inodes(store),
+       "a sixth is not created; the reload's reply says why", (out.stdout, reply))
+    ok("Region 'epsilon' (" in d.log_text() and "not created: the service manager's fd store" in d.log_text(),
+       "and the journal")
+    sleeper = subprocess.Popen(["sleep", "60"])
+    pidfd = os.pidfd_open(sleeper.pid)
+    ls, _ = channel_socket(tmp, "max-channel.sock")
+    reply, sk = register(d, "m1", [("beta", "rw")], ls, pidfd)
+    sk.close()
+    ok(reply and reply.get("errno") == "ENOSPC" and "--fdstore-max" in reply.get("message", ""),
+       "a container is not registered past it, and told why", reply)
+    ls.close()
+    os.close(pidfd)
+    sleeper.kill()
+    sleeper.wait()
+    d.stop()
+    ok(store.refused == [], "the store never had to refuse an entry", store.refused)
+    store.close()
+
+    # A registration that would fill the store to the limit, or one more:
+    # what the daemon confirms must survive a crash.
+    cg.make("max1")
+    sleeper = cg.popen("max1", ["sleep", "120"])
+    pidfd = os.pidfd_open(sleeper.pid)
+    for limit, fits in ((8, False), (9, True)):
+        store = FdStore(tmp, f"max{limit}-notify", max=limit)
+        d = Daemon(binary, tmp, f"max{limit}", ["--timeout", "30", "--fdstore-max", str(limit)], store=store)
+        ls, _ = channel_socket(tmp, f"max{limit}-channel.sock")
+        reply, sk = register(d, "m2", [("beta", "rw")], ls, pidfd)
+        sk.close()
+        store.drain(0.3)
+        ok(reply and reply.get("status" if fits else "errno") == ("ok" if fits else "ENOSPC")
+           and store.refused == [], f"--fdstore-max={limit}, 4 regions: a registration "
+           + ("fills the store" if fits else "would need one entry more: ENOSPC") + "; the store refuses nothing",
+           (reply, store.refused))
+        d.kill()
+        d.start(binary, ["--timeout", "30", "--fdstore-max", str(limit)])
+        listed = call(d.sock, {"version": 1, "op": "containers"})[0].get("containers")
+        ok([c["id"] for c in listed] == (["m2"] if fits else []),
+           "after a crash the next start serves " + ("it again" if fits else "no container"), listed)
+        d.stop()
+        store.close()
+        ls.close()
+    os.close(pidfd)
+    sleeper.kill()
+    sleeper.wait()
+
+
+def test_lost_states(binary, tmp, cg):
+    """The two generations protect against one save that systemd refuses;
+    after two in a row no state is left, and what no state names is the
+    second line: regions adopted by name, channels of containers still
+    running held (their registration was in the lost states only), not
+    served, until their process exits."""
+    store = FdStore(tmp, "lost-notify")
+    d = Daemon(binary, tmp, "lost", ["--timeout", "30"], store=store)
+    cg.make("lost1")
+    sleeper = cg.popen("lost1", ["sleep", "120"])
+    pidfd = os.pidfd_open(sleeper.pid)
+    ls, path = channel_socket(tmp, "lost1.sock")
+    reply, sk = register(d, "l1", [("beta", "rw")], ls, pidfd)
+    sk.close()
+    ok(reply and reply.get("status") == "ok" and answered(path), "a container registered, its channel served",
+       reply)
+    store.refuse = lambda name: name.startswith("store-state-")
+    d.write_config("main.conf", CONFIG.format(nobody=NOBODY)
+                   + "\n[Region]\nName=delta\nSize=2M\n\n[Region]\nName=epsilon\nSize=2M\n")
+    os.kill(d.proc.pid, signal.SIGHUP)
+    ok(wait_until(lambda: {"delta", "epsilon"} <= set(regions(d.sock))) and store.drain(0.3) is None
+       and state_gens(store) == [], "two regions stored, and both saves naming them refused: no state is left",
+       store.names())
+    store.refuse = None
+    before = region_inodes(d.sock)
+    d.kill()
+    mark = len(d.log_text())
+    d.start(binary, ["--timeout", "30"])
+    store.drain(0.3)
+    log = d.log_text()[mark:]
+    ok(region_inodes(d.sock) == before, "the next start adopts every region by its name", (before, log[-800:]))
+    ok(call(d.sock, {"version": 1, "op": "containers"})[0]["containers"] == []
+       and store_kinds(store).get("channel") == 1 and store_kinds(store).get("pidfd") == 1
+       and "but no saved state names its registration" in log,
+       "the container's channel, still running, is held in the store, and the journal says why", store.names())
+    ok(not answered(path), "nothing is served on it")
+    ls.close()
+    os.close(pidfd)
+    sleeper.kill()
+    sleeper.wait()
+    ok(wait_until(lambda: store.drain() or not {"channel", "pidfd"} & set(store_kinds(store))),
+       "once the container's process exits, its channel leaves the store", store.names())
+    d.stop()
+    store.close()
+
+
+def test_early_signals(binary, tmp):
+    """A SIGHUP (systemctl reload) racing the start, right after the
+    daemon received the store's descriptors, must not kill it: systemd
+    would take that for a clean exit and empty the store."""
+    store = FdStore(tmp, "early-notify")
+    d = Daemon(binary, tmp, "early", ["--timeout", "30"], store=store)
+    before = region_inodes(d.sock)
+    d.stop()
+    mark = len(d.log_text())
+    d.start(binary, ["--timeout", "30"], env={"FAKE_MSHARE_SIGHUP": "received"}, wait=False)
+    up = came_up(d)
+    log = d.log_text()[mark:]
+    ok(up and d.alive(), "a SIGHUP right after receiving the store's descriptors does not kill the daemon",
+       (d.proc.returncode, log[-500:]))
+    if up:
+        ok(region_inodes(d.sock) == before and wait_until(lambda: "Reloading the configuration (SIGHUP" in d.log_text()),
+           "it adopts every region, then reloads")
+    d.stop()
+    store.close()
+
+
+def test_usage_error(binary, tmp):
+    """A bad option (from a drop-in, say) when the store passed its
+    entries: exiting would make systemd start the daemon into the same
+    error until StartLimitBurst= empties the store. It runs degraded."""
+    out = subprocess.run([binary, "--bogus-option"], capture_output=True, text=True)
+    ok(out.returncode == 2 and "--bogus-option" in out.stderr, "a bad option, nothing passed: exit status 2",
+       (out.returncode, out.stderr))
+    store = FdStore(tmp, "usage-notify")
+    d = Daemon(binary, tmp, "usage", ["--timeout", "30"], store=store)
+    d.stop()
+    names = store.names()
+    mark = len(d.log_text())
+    d.start(binary, ["--timeout", "30", "--bogus-option"], wait=False)
+    up = came_up(d)
+    store.drain(0.3)
+    status, log = store.status() or "", d.log_text()[mark:]
+    ok(up and d.alive() and status.startswith("Degraded") and "--bogus-option" in status
+       and "invalid command line: unknown option, or one without its argument: --bogus-option" in log,
+       "with the store's entries passed: degraded, naming the bad option", (status, log[-500:]))
+    ok(store.names() == names, "the store is left alone", store.names())
+    ok(d.stop() == 0 and store.names() == names, "SIGTERM ends it with status 0")
+    store.close()
+
+
+def test_hold_enomem(binary, tmp):
+    """Memory running out while a region from the store is recorded as
+    held: the daemon must not close its owner file (the first load would
+    create a second region of its name, and the next start destroy the
+    first): it runs degraded, holding everything."""
+    store = FdStore(tmp, "enomem-notify")
+    d = Daemon(binary, tmp, "enomem", ["--timeout", "30"], store=store)
+    before = region_inodes(d.sock)
+    ok(write_alpha(d), "alpha written")
+    d.stop()
+    names = store.names()
+    d.start(binary, ["--timeout", "30"], env={"FAKE_MSHARE_ENOMEM": "hold"}, wait=False)
+    up = came_up(d)
+    store.drain(0.3)
+    ok(up and (store.status() or "").startswith("Degraded") and store.names() == names,
+       "no memory to hold a region from the store: degraded, the store as it was", (store.status(), store.names()))
+    ok(d.stop() == 0, "SIGTERM ends it")
+    d.start(binary, ["--timeout", "30"])
+    ok(region_inodes(d.sock) == before and alpha_holds_pattern(d), "the next start adopts every region as it was")
+    d.stop()
+    store.close()
+
+
+def test_degraded(binary, tmp):
+    """A daemon that cannot start but was passed the store's entries does
+    not exit (systemd would empty the store): it holds them, degraded,
+    serves nothing, ignores SIGHUP, and exits 0 on SIGTERM."""
+    store = FdStore(tmp, "degraded-notify")
+    d = Daemon(binary, tmp, "degraded", ["--timeout", "30"], store=store)
+    before = region_inodes(d.sock)
+    d.stop()
+    gen = max(state_gens(store))
+    store.add(f"store-state-{gen + 5}", sealed_state({"version": 2, "generation": gen + 5}))
+    names = store.names()
+    d.start(binary, ["--timeout", "30"], wait=False)
+    up = came_up(d)
+    store.drain(0.3)
+    log = d.log_text()
+    ok(up and d.alive() and (store.status() or "").startswith("Degraded"),
+       "a state of a newer version: the daemon stays up, degraded, and says so in its status",
+       (store.status(), log[-600:]))
+    ok("written by a newer mshare-owner" in log and "running degraded" in log and store.names() == names,
+       "the journal says what is wrong; the store is left alone", store.names())
+    ok(not answered(d.sock), "nothing is served")
+    os.kill(d.proc.pid, signal.SIGHUP)
+    ok(wait_until(lambda: "Ignoring SIGHUP" in d.log_text()) and d.alive() and store.names() == names,
+       "SIGHUP is ignored", d.log_text()[-300:])
+    rc = d.stop()
+    ok(rc == 0 and store.names() == names, "SIGTERM ends it with status 0; the store still holds everything", rc)
+    store.remove(f"store-state-{gen + 5}")
+    d.start(binary, ["--timeout", "30"])
+    ok(region_inodes(d.sock) == before, "without that state, the next start adopts every region")
+    d.stop()
+    store.close()
+
+
+def saved_region(store, name):
+    """Region name of the newest state in the store, or None."""
+    return {r["config"]["name"]: r for r in (store.state() or {}).get("regions", [])}.get(name)
+
+
+def test_adopt_retry(binary, tmp, ctl):
+    """A region that cannot be adopted for now (here: its sharers'
+    descriptors cannot be opened) is held, stays in the store and in the
+    saved state (across restarts too), and is adopted on a later try: the
+    periodic one (every 10 seconds; the test waits for it) or a reload."""
+    store = FdStore(tmp, "retry-notify")
+    d = Daemon(binary, tmp, "retry", ["--timeout", "30"], store=store)
+    before = region_inodes(d.sock)
+    ok(write_alpha(d), "alpha written")
+    d.stop()
+    alpha = next(fd for n, fd in store.entries() if n == "store-region-alpha")
+    mode = os.fstat(alpha).st_mode & 0o7777
+    os.fchmod(alpha, 0)
+    mark = len(d.log_text())
+    d.start(binary, ["--timeout", "30"])
+    store.drain(0.3)
+    log = d.log_text()[mark:]
+    ok("alpha" not in regions(d.sock) and stored_inodes(store).get("alpha") == before["alpha"],
+       "alpha cannot be adopted now (EACCES): it is held, and stays in the store", store.names())
+    ok("Region 'alpha': cannot adopt it from the fd store now" in log,
+       "the journal says so", [line for line in log.splitlines() if "alpha" in line])
+    ok((saved_region(store, "alpha") or {}).get("inode") == before["alpha"],
+       "the saved state still names it", store.state())
+    d.stop()
+    mark = len(d.log_text())
+    d.start(binary, ["--timeout", "30"])
+    store.drain(0.3)
+    log = d.log_text()[mark:]
+    ok("alpha" not in regions(d.sock) and stored_inodes(store).get("alpha") == before["alpha"]
+       and (saved_region(store, "alpha") or {}).get("inode") == before["alpha"]
+       and "by its name" not in log, "a restart finds it held as it was: in the store and in the state",
+       (store.names(), [line for line in log.splitlines() if "alpha" in line]))
+    os.fchmod(alpha, mode)
+    ok(wait_until(lambda: "alpha" in regions(d.sock), timeout=15)
+       and regions(d.sock)["alpha"]["inode"] == before["alpha"] and alpha_holds_pattern(d),
+       "the periodic retry adopts it, without a reload: the same region, with its contents")
+    d.stop()
+    os.fchmod(alpha, 0)
+    d.start(binary, ["--timeout", "30"])
+    ok("alpha" not in regions(d.sock), "held again after another restart")
+    os.fchmod(alpha, mode)
+    out = subprocess.run([ctl, "-s", d.sock, "reload"], capture_output=True, text=True)
+    ok(out.returncode == 0 and regions(d.sock).get("alpha", {}).get("inode") == before["alpha"]
+       and alpha_holds_pattern(d), "a reload adopts it too", out.stdout + out.stderr)
+    d.stop()
+    store.close()
+
+
+def test_store_safety(binary, tmp, ctl, cg):
+    test_state_generations(binary, tmp, ctl)
+    test_unsaved_regions(binary, tmp, ctl)
+    test_fdstore_max(binary, tmp, ctl, cg)
+    test_lost_states(binary, tmp, cg)
+    test_early_signals(binary, tmp)
+    test_usage_error(binary, tmp)
+    test_hold_enomem(binary, tmp)
+    test_degraded(binary, tmp)
+    test_adopt_retry(binary, tmp, ctl)
 
 
 def test_restarts(binary, tmp, ctl, cg):
@@ -1711,6 +2170,7 @@ def test_restarts(binary, tmp, ctl, cg):
     store.close()
     test_crashes(binary, tmp, cg)
     test_store_hygiene(binary, tmp)
+    test_store_safety(binary, tmp, ctl, cg)
 
 
 def main():

@@ -206,13 +206,14 @@ begin)
 	else
 		not_ok "pool: inode '$inode', owner '$(region_field pool owner_pid)', daemon '$pid'"
 	fi
-	# 2 regions (pool and the example), 2 containers, the state.
+	# 2 regions (pool and the example), 2 containers, the state's two
+	# generations.
 	if [ -z "$sc" ]; then
 		ok "the fd store's size # SKIP systemd-analyze dump does not show it"
-	elif [ "$sc" = 7 ]; then
-		ok "the fd store holds 7 descriptors: 2 owner files, 2 x 2 for the containers, the state"
+	elif [ "$sc" = 8 ]; then
+		ok "the fd store holds 8 descriptors: 2 owner files, 2 x 2 for the containers, 2 states"
 	else
-		not_ok "the fd store holds $sc descriptors, expected 7"
+		not_ok "the fd store holds $sc descriptors, expected 8"
 	fi
 	cat >"$STATE" <<EOF
 records=$records inode=$inode pid0=$pid fds0=$fds rss0=$rss n=0 t_begin=$(date +%s)
@@ -293,10 +294,10 @@ end)
 	echo "1..5"
 	fds1=$(owner_fds) rss1=$(owner_rss) sc=$(store_count)
 	echo "# daemon pid $pid0 at the start: $fds0 descriptors, VmRSS $rss0 kB; pid $(main_pid) after $n cycles: $fds1 descriptors, VmRSS $rss1 kB; fd store: ${sc:-not shown}"
-	if [ "$fds1" = "$fds0" ] && [ "$rss1" -le $((rss0 + 512)) ] && { [ -z "$sc" ] || [ "$sc" = 7 ]; }; then
+	if [ "$fds1" = "$fds0" ] && [ "$rss1" -le $((rss0 + 512)) ] && { [ -z "$sc" ] || [ "$sc" = 8 ]; }; then
 		ok "after $n cycles the daemon holds $fds1 descriptors as at the start, VmRSS $rss0 -> $rss1 kB, the store ${sc:-?} entries"
 	else
-		not_ok "descriptors $fds0 -> $fds1, VmRSS $rss0 -> $rss1 kB, store ${sc:-?} (expected 7)"
+		not_ok "descriptors $fds0 -> $fds1, VmRSS $rss0 -> $rss1 kB, store ${sc:-?} (expected 8)"
 	fi
 	for i in 1 2; do crun kill "w$i" TERM >/dev/null 2>&1; done
 	stopped() { ! running w1 && ! running w2; }
