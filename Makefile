@@ -1,7 +1,7 @@
 # mshare: shared page tables for Linux (msharefs). Kernel work lives in
 # kernel/, its caches in $MSHARE_CACHE (default ~/.cache/mshare).
 
-.PHONY: all kernel kernel-release test demo demo-initramfs bench soak deps clean image install
+.PHONY: all kernel kernel-release test demo demo-initramfs bench bench-pg soak deps clean image install
 
 all: kernel
 
@@ -31,10 +31,15 @@ demo-initramfs: deps
 	kernel/scripts/demo.sh
 
 # The benchmark: mshare, plain shared memory and hugetlbfs side by side over
-# a sweep of workers, results into docs/results/ (docs/demo.md).
-# `make bench ARGS="--quick"`.
+# a sweep of workers (docs/demo.md), then PostgreSQL plain, on mshare and
+# with huge_pages (docs/postgresql.md); results into docs/results/.
+# `make bench ARGS="--quick"` (the workers), `make bench-pg PGARGS="--more 2048"`.
 bench: deps
 	scripts/bench.sh $(ARGS)
+	scripts/bench.sh --postgres $(PGARGS)
+
+bench-pg: deps
+	scripts/bench.sh --postgres $(PGARGS)
 
 # Issue 16's soak: mshare-owner restarted, killed and upgraded 100 times
 # while database workers in crun containers run on its region, in the guest

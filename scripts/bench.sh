@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# scripts/bench.sh [--quick | --ci | --demo] [--sizes 1G,4G] [--workers 1,16,64,256+]
+# scripts/bench.sh [--quick | --ci | --demo | --postgres] [--sizes 1G,4G] [--workers 1,16,64,256+]
 #                  [--backings mshare,shm,hugetlb] [--launch auto|containers|processes|B=MODE,...]
 #                  [--seconds S] [--kernel DIR] [--image FILE] [--mem 8G] [--smp 2]
 #                  [--timeout SEC] [--out DIR] [--name NAME] [--verbose] [--stage DIR]
@@ -22,6 +22,12 @@
 #                  Writes to $MSHARE_CACHE/bench/, not OUT/latest.md
 #   --demo         the defaults of scripts/demo.sh (256M, 16 workers, mshare
 #                  and shm, 5 s); writes to $MSHARE_CACHE/bench/
+#   --postgres     the PostgreSQL scenario instead (image/tests/postgres/
+#                  bench.sh in a 12G guest): plain, mshare-run and
+#                  huge_pages=on at each of --clients (default 16,64,256),
+#                  mshare alone at --more; --ways, --buffers (shared_buffers,
+#                  MiB), --seconds (tps runs); report and plots by
+#                  preload/bench/ into OUT/bench-pg-YYYYMMDD-HHMM.*
 #   --sizes, --workers, --backings, --launch, --seconds   override the mode's
 #                  (see demo-app/bench/bench-guest.sh --help; --launch auto runs
 #                  containers once mshare-oci-hook is in the image, processes
@@ -45,6 +51,7 @@ set -euo pipefail
 
 mode=bench
 gargs=()
+pargs=()
 kdir='' image='' mem='' smp=2 tmo='' out='' name='' verbose=0 stage_only=''
 argv=("$@")
 while [ $# -gt 0 ]; do
@@ -52,6 +59,12 @@ while [ $# -gt 0 ]; do
 	--quick) mode=quick ;;
 	--ci) mode=ci ;;
 	--demo) mode=demo ;;
+	--postgres) mode=postgres ;;
+	--clients | --more | --ways | --buffers)
+		[[ ${2:-} =~ ^[A-Za-z0-9,]+$ ]] || die "$1: expected a list such as 16,64 (got '${2:-}')"
+		pargs+=("$1" "$2")
+		shift
+		;;
 	--sizes | --workers | --backings | --launch | --seconds)
 		# They go into the test list as they are: plain words only.
 		[[ ${2:-} =~ ^[A-Za-z0-9,=+._-]+$ ]] || die "$1: expected a list such as 1,16,64 (got '${2:-}')"
@@ -74,6 +87,7 @@ while [ $# -gt 0 ]; do
 done
 list=bench
 [ $mode != ci ] || list=bench-ci
+[ $mode != postgres ] || list=bench-pg
 bench_src=$REPO_DIR/demo-app/bench
 
 # stage DIR: the tests disk's extra directory: the driver, its jq program,
@@ -81,6 +95,16 @@ bench_src=$REPO_DIR/demo-app/bench
 # and the list with the driver's command line.
 stage() {
 	local d=$1
+	if [ $mode = postgres ]; then
+		# The driver is on the tests disk with image/tests/; --seconds is
+		# the length of its tps runs.
+		mkdir -p "$d"
+		{
+			echo "# The PostgreSQL scenario of make bench, made by scripts/bench.sh --postgres"
+			echo "postgres/bench.sh${pargs[*]:+ ${pargs[*]}}${gargs[*]:+ ${gargs[*]}}"
+		} >"$d/$list.list"
+		return
+	fi
 	make -s -C "$REPO_DIR/demo-app" >&2 || die "building demo-app failed (make -C demo-app)"
 	mkdir -p "$d/bench/bin"
 	install -m 0755 "$bench_src/bench-guest.sh" "$d/bench/bench-guest.sh"
@@ -103,17 +127,19 @@ bench) : "${mem:=8G}" "${tmo:=43200}" ;;
 quick) : "${mem:=4G}" "${tmo:=10800}" ;;
 ci) : "${mem:=4G}" "${tmo:=5400}" ;;
 demo) : "${mem:=4G}" "${tmo:=3600}" ;;
+postgres) : "${mem:=12G}" "${tmo:=21600}" ;;
 esac
 stamp=$(date -u +%Y%m%d-%H%M)
 if [ -z "$out" ]; then
 	case $mode in
-	bench | quick) out=$REPO_DIR/docs/results ;;
+	bench | quick | postgres) out=$REPO_DIR/docs/results ;;
 	*) out=$MSHARE_CACHE/bench ;;
 	esac
 fi
 if [ -z "$name" ]; then
 	case $mode in
 	bench) name=bench-$stamp ;;
+	postgres) name=bench-pg-$stamp ;;
 	*) name=bench-$stamp-$mode ;;
 	esac
 fi
@@ -163,6 +189,26 @@ verdict=$(grep -a '^check-log: verdict=' "$tmp/run.out" | tail -n 1 || true)
 
 # The records: MSHARE-BENCH-<TYPE> {json}, one per line. A line the console
 # garbled (kernel output in the middle of it) does not parse and is counted.
+# pg_report RECORDS: the PostgreSQL scenario's report and plots
+# (preload/bench/), then the exit status as below.
+pg_report() {
+	local plots='' f
+	if command -v gnuplot >/dev/null && [ "$points" -gt 0 ]; then
+		while read -r f; do
+			case $f in
+			*-pg-pagetables.png) plots+="${f##*/}:page tables of all backends against clients"$'\n' ;;
+			*-pg-faults.png) plots+="${f##*/}:minor faults a backend against clients"$'\n' ;;
+			esac
+		done < <(bash "$REPO_DIR/preload/bench/plot.sh" "$1" "$out/$name" || true)
+	fi
+	jq -r -s -f "$REPO_DIR/preload/bench/report.jq" --arg command "scripts/bench.sh ${argv[*]}" \
+		--arg kernel "${kdir##*/}" --arg date "$started" --arg host "$host" --arg plots "$plots" \
+		--arg qemu "QEMU TCG, \`-m $mem -smp $smp\`" \
+		--arg verdict "${verdict:-no check-log verdict (run-tests.sh status $rc)}" "$1" >"$out/$name.md"
+	log "results: $out/$name.md ($points points)"
+	[ "$rc" = 0 ] && [ "$complete" != 0 ] && [ "$failed" = 0 ]
+}
+
 jsonl=$out/$name.jsonl
 bad=0
 : >"$jsonl"
@@ -176,6 +222,10 @@ failed=$(jq -s 'map(select(.type == "point" and .status == "failed")) | length' 
 
 # Plots and the report.
 plots=()
+if [ $mode = postgres ]; then
+	pg_report "$jsonl"
+	exit $?
+fi
 if [ "$points" -gt 0 ]; then
 	if command -v gnuplot >/dev/null; then
 		while read -r f; do

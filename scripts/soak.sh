@@ -70,7 +70,7 @@ report=$out/$name.md
 	echo "# Soak: mshare-owner restarts, $cycles cycles ($(date -u +%Y-%m-%d))"
 	echo
 	echo "\`make soak\` (\`scripts/soak.sh --cycles $cycles\`): \`image/tests/owner/restart.sh\` in the"
-	echo "guest image under systemd, on the debug kernel, QEMU TCG (2 vCPUs, 4 GiB),"
+	echo "guest image under systemd, on the kernel named below, QEMU TCG (2 vCPUs, 4 GiB),"
 	echo "while two demo-workers in crun containers update and check \`pool\` and a new"
 	echo "container verifies every record after each cycle. Cycles alternate"
 	echo "\`systemctl restart\`, \`kill -9\` of the daemon (\`Restart=on-failure\`) and an"
