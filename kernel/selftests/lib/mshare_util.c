@@ -824,6 +824,21 @@ int probe_write(void *p, uint64_t val)
 	return 0;
 }
 
+int probe_call(const void *p)
+{
+	void (*fn)(void) = (void (*)(void))p;
+	int sig;
+
+	probe_setup();
+	sig = sigsetjmp(probe_env, 1);
+	if (sig)
+		return sig;
+	probe_armed = 1;
+	fn();
+	probe_armed = 0;
+	return 0;
+}
+
 void *probe_fault_addr(void)
 {
 	return probe_addr;

@@ -213,6 +213,8 @@ ssize_t fd_pattern_check(int fd, off_t off, size_t len, uint64_t seed);
  */
 int probe_read(const void *p, uint64_t *val);
 int probe_write(void *p, uint64_t val);
+/* Call the code at p (a bare x86 "ret" will do), as the probes above. */
+int probe_call(const void *p);
 /* si_addr of the last fault caught by a probe. */
 void *probe_fault_addr(void);
 

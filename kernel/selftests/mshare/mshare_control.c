@@ -8,7 +8,8 @@
  * non-zero tail E2BIG) and every argument error; mshare_unmap() (windows
  * fault afterwards); mshare_protect() (sharers whose TLBs hold writable
  * entries fault on the next write, back to read-write works; holes ENOMEM,
- * objects of read-only files EACCES); mshare_advise() (populate, DONTNEED
+ * objects of read-only files EACCES; the caller's READ_IMPLIES_EXEC and
+ * MDWE apply as in mprotect()); mshare_advise() (populate, DONTNEED
  * keeps shared memory, REMOVE zeroes, the accepted and the refused
  * advice); and who may do it: only through the owner file, the one
  * mshare_create() returned (EPERM through any other descriptor of the
@@ -17,8 +18,11 @@
  * regions).
  */
 #include <sys/eventfd.h>
+#include <sys/personality.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "mshare_test.h"
 
@@ -28,6 +32,14 @@
 #ifndef MADV_COLLAPSE
 #define MADV_COLLAPSE	25
 #endif
+#ifndef PR_SET_MDWE
+#define PR_SET_MDWE			65
+#define PR_MDWE_REFUSE_EXEC_GAIN	(1UL << 0)
+#endif
+#ifndef __NR_memfd_secret
+#define __NR_memfd_secret	447
+#endif
+#define X86_RET		0xc3
 
 #define RW		(PROT_READ | PROT_WRITE)
 /* Where objects go; failing requests aim at TRY, which must stay a hole. */
@@ -794,6 +806,101 @@ TEST_F(control, protect_write_on_read_only_file_eacces)
 	close(wo);
 	close(ro);
 	close(memfd);
+}
+
+/* In a child, as MDWE cannot be turned off again. */
+static int child_mdwe(int fd)
+{
+	CHILD_CHECK(prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0) == 0,
+		    "PR_SET_MDWE: %m");
+	CHILD_CHECK(sys_mshare_protect(fd, TRY, SZ_64K, RW | PROT_EXEC) == -1 &&
+		    errno == EACCES, "read-write-execute under MDWE: %m");
+	CHILD_CHECK(sys_mshare_protect(fd, TRY, SZ_64K,
+				       PROT_READ | PROT_EXEC) == -1 &&
+		    errno == EACCES, "gaining execute under MDWE: %m");
+	/* mshare_map() refused it already (__do_mmap()) */
+	CHILD_CHECK(sys_mshare_map_obj(fd, TRY + SZ_1M, SZ_64K, 0,
+				       RW | PROT_EXEC, MAP_ANONYMOUS, -1) == -1 &&
+		    errno == EACCES, "mapping read-write-execute under MDWE: %m");
+	CHILD_CHECK(sys_mshare_protect(fd, TRY, SZ_64K, PROT_READ) == 0,
+		    "read-only under MDWE: %m");
+	return 0;
+}
+
+/*
+ * The owner under memory-deny-write-execute (PR_SET_MDWE) makes nothing
+ * in a region writable and executable, or executable that was not, as
+ * mprotect() would refuse it in its own mm.
+ */
+TEST_F(control, protect_mdwe)
+{
+	pid_t pid;
+
+	test_sys_map_anon(_metadata, self->fd, TRY, SZ_64K, 0);
+	/* the control: without MDWE it may */
+	ASSERT_EQ(0, sys_mshare_protect(self->fd, TRY, SZ_64K, RW | PROT_EXEC));
+	ASSERT_EQ(0, sys_mshare_protect(self->fd, TRY, SZ_64K, RW));
+
+	pid = ASSERT_SYS(child_fork());
+	if (pid == 0)
+		_exit(child_mdwe(self->fd));
+	ASSERT_CHILD_OK(pid);
+}
+
+/* In a child: PROT_READ under READ_IMPLIES_EXEC, then call through x. */
+static int child_read_implies_exec(int fd, char *x)
+{
+	CHILD_CHECK(personality(PER_LINUX | READ_IMPLIES_EXEC) != -1,
+		    "personality: %m");
+	CHILD_CHECK(sys_mshare_protect(fd, TRY, SZ_64K, PROT_READ) == 0, "%m");
+	CHILD_CHECK(probe_call(x + TRY) == 0,
+		    "PROT_READ under READ_IMPLIES_EXEC did not execute");
+	return 0;
+}
+
+/*
+ * READ_IMPLIES_EXEC makes mshare_protect(PROT_READ) executable, as it
+ * makes mprotect(PROT_READ) executable; the code is seen running through
+ * an executable window.
+ */
+TEST_F(control, protect_read_implies_exec)
+{
+	char *x;
+	pid_t pid;
+
+	test_sys_map_anon(_metadata, self->fd, TRY, SZ_64K, 0);
+	memset(self->win + TRY, X86_RET, SZ_64K);
+	x = test_attach(_metadata, self->fd, 0, 0, MSHARE_ATTACH_EXEC);
+
+	/* the control: PROT_READ alone does not execute */
+	ASSERT_EQ(0, sys_mshare_protect(self->fd, TRY, SZ_64K, PROT_READ));
+	ASSERT_EQ(SIGSEGV, probe_call(x + TRY));
+	ASSERT_EQ(0, sys_mshare_protect(self->fd, TRY, SZ_64K, RW));
+
+	pid = ASSERT_SYS(child_fork());
+	if (pid == 0)
+		_exit(child_read_implies_exec(self->fd, x));
+	ASSERT_CHILD_OK(pid);
+	/* the change is the region's: this process runs it too */
+	ASSERT_EQ(0, probe_call(x + TRY));
+	munmap(x, self->align);
+}
+
+/*
+ * Secret memory (memfd_secret) is not an object a region holds: it is
+ * locked against the RLIMIT_MEMLOCK of the mm that maps it, and meant for
+ * its maker alone (EINVAL).
+ */
+TEST_F(control, map_secretmem_refused)
+{
+	int secret = syscall(__NR_memfd_secret, O_CLOEXEC);
+
+	ASSERT_LE(0, secret) TH_LOG("memfd_secret: %s", strerror(errno));
+	ASSERT_EQ(0, ftruncate(secret, SZ_64K));
+	EXPECT_ERRNO(EINVAL, sys_mshare_map_obj(self->fd, TRY, SZ_64K, 0, RW,
+						0, secret));
+	ASSERT_TRY_IS_HOLE();
+	close(secret);
 }
 
 TEST_F(control, advise_populate)
