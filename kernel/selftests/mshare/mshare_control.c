@@ -813,17 +813,21 @@ static int child_mdwe(int fd)
 {
 	CHILD_CHECK(prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0) == 0,
 		    "PR_SET_MDWE: %m");
+	/* executable already, it may stay so */
+	CHILD_CHECK(sys_mshare_protect(fd, TRY, SZ_64K,
+				       PROT_READ | PROT_EXEC) == 0,
+		    "read-execute kept under MDWE: %m");
 	CHILD_CHECK(sys_mshare_protect(fd, TRY, SZ_64K, RW | PROT_EXEC) == -1 &&
 		    errno == EACCES, "read-write-execute under MDWE: %m");
-	CHILD_CHECK(sys_mshare_protect(fd, TRY, SZ_64K,
-				       PROT_READ | PROT_EXEC) == -1 &&
-		    errno == EACCES, "gaining execute under MDWE: %m");
 	/* mshare_map() refused it already (__do_mmap()) */
 	CHILD_CHECK(sys_mshare_map_obj(fd, TRY + SZ_1M, SZ_64K, 0,
 				       RW | PROT_EXEC, MAP_ANONYMOUS, -1) == -1 &&
 		    errno == EACCES, "mapping read-write-execute under MDWE: %m");
 	CHILD_CHECK(sys_mshare_protect(fd, TRY, SZ_64K, PROT_READ) == 0,
 		    "read-only under MDWE: %m");
+	CHILD_CHECK(sys_mshare_protect(fd, TRY, SZ_64K,
+				       PROT_READ | PROT_EXEC) == -1 &&
+		    errno == EACCES, "gaining execute under MDWE: %m");
 	return 0;
 }
 
@@ -839,7 +843,8 @@ TEST_F(control, protect_mdwe)
 	test_sys_map_anon(_metadata, self->fd, TRY, SZ_64K, 0);
 	/* the control: without MDWE it may */
 	ASSERT_EQ(0, sys_mshare_protect(self->fd, TRY, SZ_64K, RW | PROT_EXEC));
-	ASSERT_EQ(0, sys_mshare_protect(self->fd, TRY, SZ_64K, RW));
+	ASSERT_EQ(0, sys_mshare_protect(self->fd, TRY, SZ_64K,
+					PROT_READ | PROT_EXEC));
 
 	pid = ASSERT_SYS(child_fork());
 	if (pid == 0)
