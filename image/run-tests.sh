@@ -16,7 +16,7 @@
 #                     `make -C crun-hook install-tests`, go to hook/crun-hook/),
 #                     postgres (PostgreSQL under libmshare-preload.so; its
 #                     tool, `make -C preload install-tests`, goes to
-#                     postgres/mshare-preload/),
+#                     postgres/mshare-preload/), preload (that tool alone),
 #                     hook-cost (what the hook adds to a container start; a
 #                     measurement, not part of make test)
 #   --extra-dir DIR   copied onto the tests disk after image/tests/ (repeatable;
@@ -109,7 +109,7 @@ if { listed hook || listed hook-cost || listed soak; } && [ -d "$stage/hook" ]; 
 	make -s -C "$REPO_DIR/crun-hook" install-tests DESTDIR="$stage" LIBEXECDIR=/hook >&2 ||
 		die "cannot build the hook tests' tools (make -C crun-hook install-tests)"
 fi
-if listed postgres && [ -d "$stage/postgres" ]; then
+if { listed postgres || listed preload; } && [ -d "$stage/postgres" ]; then
 	make -s -C "$REPO_DIR/preload" install-tests DESTDIR="$stage" LIBEXECDIR=/postgres >&2 ||
 		die "cannot build the PostgreSQL tests' tools (make -C preload install-tests)"
 fi

@@ -53,9 +53,9 @@ run mshare-helper-fuzz make -C "$root/mshare-helper" fuzz-run \
 run guest-runner "$root/common/run-tap.sh" "bash $root/kernel/scripts/tests/test-run-list.sh"
 run kernel "$root/kernel/scripts/test.sh"
 
-# The image part: the smoke, owner and hook lists in one boot of the debug
-# kernel.
-run image "$root/image/run-tests.sh" --tests smoke,owner,hook --timeout 4800 --test-timeout 900
+# The image part: the smoke, owner, hook and preload lists in one boot of
+# the debug kernel.
+run image "$root/image/run-tests.sh" --tests smoke,owner,hook,preload --timeout 4800 --test-timeout 900
 
 # Issue 6's bound in a boot of its own (scripts/bench.sh --ci, list
 # bench-ci: 16 workers on a 1 GiB pool, mshare against plain shared memory;

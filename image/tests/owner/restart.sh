@@ -360,7 +360,9 @@ CONF
 		new_daemon "$old"
 		d_ikill+=" $(ready_ms "$since")"
 	done
-	echo "# What a restart costs. TCG emulation figures (QEMU TCG, 2 vCPUs, the debug kernel),"
+	kind="the release kernel"
+	! zcat /proc/config.gz 2>/dev/null | grep -qx 'CONFIG_KASAN=y' || kind="the debug kernel (KASAN, lockdep)"
+	echo "# What a restart costs. TCG emulation figures (QEMU TCG, 2 vCPUs, $kind),"
 	echo "# not hardware ones. Regions: pool ($POOL_SIZE) and big ($2), both populated, and example."
 	echo "# 'unserved': from the command until a client (mshare-ctl) gets a descriptor again;"
 	echo "# 'daemon': its own start to ready (the rest is systemd stopping it and starting a sandboxed service)."
