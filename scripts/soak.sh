@@ -78,6 +78,7 @@ report=$out/$name.md
 	echo
 	echo "Result: **$summary** (guest run exit $rc) in $secs s wall time."
 	echo "Kernel: $(grep -o 'kernel [^,]*' "$stage/run.out" | head -n1 | sed 's/^kernel //')"
+	echo "Guest log: \`$(grep -a '^check-log: verdict=' "$stage/run.out" | tail -n1)\`"
 	echo
 	echo "## What a restart costs (TCG emulation figures, not hardware)"
 	echo
