@@ -791,10 +791,14 @@ static void probe_setup(void)
 	done = true;
 }
 
-int probe_read(const void *p, uint64_t *val)
+/* One access through a probe: op(arg) with the handler armed. */
+struct probe_access {
+	void *p;
+	uint64_t val;
+};
+
+static int probe_run(void (*op)(struct probe_access *), struct probe_access *a)
 {
-	const volatile uint64_t *q = p;
-	uint64_t v;
 	int sig;
 
 	probe_setup();
@@ -802,41 +806,48 @@ int probe_read(const void *p, uint64_t *val)
 	if (sig)
 		return sig;
 	probe_armed = 1;
-	v = *q;
+	op(a);
 	probe_armed = 0;
-	if (val)
-		*val = v;
 	return 0;
+}
+
+static void probe_op_read(struct probe_access *a)
+{
+	a->val = *(const volatile uint64_t *)a->p;
+}
+
+static void probe_op_write(struct probe_access *a)
+{
+	*(volatile uint64_t *)a->p = a->val;
+}
+
+static void probe_op_call(struct probe_access *a)
+{
+	((void (*)(void))a->p)();
+}
+
+int probe_read(const void *p, uint64_t *val)
+{
+	struct probe_access a = { .p = (void *)p };
+	int sig = probe_run(probe_op_read, &a);
+
+	if (!sig && val)
+		*val = a.val;
+	return sig;
 }
 
 int probe_write(void *p, uint64_t val)
 {
-	volatile uint64_t *q = p;
-	int sig;
+	struct probe_access a = { .p = p, .val = val };
 
-	probe_setup();
-	sig = sigsetjmp(probe_env, 1);
-	if (sig)
-		return sig;
-	probe_armed = 1;
-	*q = val;
-	probe_armed = 0;
-	return 0;
+	return probe_run(probe_op_write, &a);
 }
 
 int probe_call(const void *p)
 {
-	void (*fn)(void) = (void (*)(void))p;
-	int sig;
+	struct probe_access a = { .p = (void *)p };
 
-	probe_setup();
-	sig = sigsetjmp(probe_env, 1);
-	if (sig)
-		return sig;
-	probe_armed = 1;
-	fn();
-	probe_armed = 0;
-	return 0;
+	return probe_run(probe_op_call, &a);
 }
 
 void *probe_fault_addr(void)
