@@ -888,6 +888,15 @@ def open_fds(pid, expect=None):
         time.sleep(0.05)
 
 
+def start_container(cg, tmp, cgname, seconds):
+    """A process in a cgroup of its own, as a container's: the process, its
+    pidfd and a channel's listening socket and path, what a hook registers."""
+    cg.make(cgname)
+    sleeper = cg.popen(cgname, ["sleep", str(seconds)])
+    ls, path = channel_socket(tmp, f"{cgname}.sock")
+    return sleeper, os.pidfd_open(sleeper.pid), ls, path
+
+
 def register(d, cid, regs, listen_sock, pidfd, name="web-1", annotations=None, raw_fds=None):
     """Sends register on a new connection; returns (reply, socket), reply
     None if the daemon hung up without one."""
@@ -916,10 +925,7 @@ def channel_socket(tmp, name):
 
 def test_containers(d, ctl, cg):
     """The OCI hook's side: register, the container's channel, unregister."""
-    cg.make("ct1")
-    sleeper = cg.popen("ct1", ["sleep", "60"])
-    pidfd = os.pidfd_open(sleeper.pid)
-    ls, path = channel_socket(d.tmp, "ct1.sock")
+    sleeper, pidfd, ls, path = start_container(cg, d.tmp, "ct1", 60)
     time.sleep(1.5)  # connections of the earlier tests time out (--timeout 1)
     fds_before = open_fds(d.proc.pid)
 
@@ -1019,10 +1025,7 @@ def test_containers(d, ctl, cg):
        (fds_before, open_fds(d.proc.pid)))
 
     # unregister, and a process that is gone before it registers.
-    cg.make("ct2")
-    sleeper = cg.popen("ct2", ["sleep", "60"])
-    pidfd = os.pidfd_open(sleeper.pid)
-    ls, path = channel_socket(d.tmp, "ct2.sock")
+    sleeper, pidfd, ls, path = start_container(cg, d.tmp, "ct2", 60)
     reply, s = register(d, "c2", [("beta", "ro")], ls, pidfd)
     s.close()
     reply, _ = call(d.sock, {"version": 1, "op": "unregister", "container": {"id": "c2"}})
@@ -1210,10 +1213,7 @@ def test_limits(binary, tmp, ctl, cg):
             rel()
     time.sleep(0.3)
 
-    cg.make("lim")
-    sleeper = cg.popen("lim", ["sleep", "60"])
-    pidfd = os.pidfd_open(sleeper.pid)
-    ls, path = channel_socket(tmp, "lim.sock")
+    sleeper, pidfd, ls, path = start_container(cg, tmp, "lim", 60)
     reply, s = register(d, "lim", [("beta", "ro")], ls, pidfd)
     s.close()
     ok(reply.get("status") == "ok", "container lim registered", reply)
@@ -1382,10 +1382,7 @@ def test_restart_keeps(binary, tmp, ctl, cg):
     os.close(rw)
     os.close(ro)
 
-    cg.make("keep1")
-    sleeper = cg.popen("keep1", ["sleep", "120"])
-    pidfd = os.pidfd_open(sleeper.pid)
-    ls, path = channel_socket(tmp, "keep1.sock")
+    sleeper, pidfd, ls, path = start_container(cg, tmp, "keep1", 120)
     reply, sk = register(d, "k1", [("beta", "rw")], ls, pidfd)
     sk.close()
     ls.close()  # as the hook does: the daemon's copy (and the store's) is all that is left
@@ -1450,10 +1447,7 @@ def test_restart_keeps(binary, tmp, ctl, cg):
        (listed, store.names()))
 
     # A container that dies while the daemon runs leaves the store at once.
-    cg.make("keep2")
-    sleeper = cg.popen("keep2", ["sleep", "120"])
-    pidfd = os.pidfd_open(sleeper.pid)
-    ls, path = channel_socket(tmp, "keep2.sock")
+    sleeper, pidfd, ls, path = start_container(cg, tmp, "keep2", 120)
     reply, sk = register(d, "k2", [("beta", "ro")], ls, pidfd)
     sk.close()
     ls.close()
@@ -1628,10 +1622,7 @@ def test_crashes(binary, tmp, cg):
        and region_inodes(d.sock)["gamma"] == gamma["inode"] and gamma2.get("populated") is True,
        "the next start adopts gamma and finishes populating it", gamma2)
 
-    cg.make("crash1")
-    sleeper = cg.popen("crash1", ["sleep", "120"])
-    pidfd = os.pidfd_open(sleeper.pid)
-    ls, path = channel_socket(tmp, "crash1.sock")
+    sleeper, pidfd, ls, path = start_container(cg, tmp, "crash1", 120)
     d.stop()
     d.start(binary, ["--timeout", "30"], env={"FAKE_MSHARE_CRASH": "register-stored"})
     reply, sk = register(d, "c1", [("beta", "rw")], ls, pidfd)
@@ -1953,10 +1944,7 @@ def test_lost_states(binary, tmp, cg):
     served, until their process exits."""
     store = FdStore(tmp, "lost-notify")
     d = Daemon(binary, tmp, "lost", ["--timeout", "30"], store=store)
-    cg.make("lost1")
-    sleeper = cg.popen("lost1", ["sleep", "120"])
-    pidfd = os.pidfd_open(sleeper.pid)
-    ls, path = channel_socket(tmp, "lost1.sock")
+    sleeper, pidfd, ls, path = start_container(cg, tmp, "lost1", 120)
     reply, sk = register(d, "l1", [("beta", "rw")], ls, pidfd)
     sk.close()
     ok(reply and reply.get("status") == "ok" and answered(path), "a container registered, its channel served",
