@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Build a kernel variant (debug, release, baseline, check) and print the directory
-# holding its bzImage. Results are cached under a key of tarball + series +
+# holding its bzImage; with --config-only, configure it and check that every
+# option of its fragments took, and build nothing. Results are cached under a key of tarball + series +
 # config fragments; a hit costs nothing, a changed patch always rebuilds.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
+config_only=0
+[ "${1:-}" != --config-only ] || { config_only=1 && shift; }
 variant=${1:-debug}
 [ "$variant" = baseline ] && export MSHARE_SERIES=none
 key=$(build_key "$variant")
 out=$MSHARE_CACHE/kernels/$variant-$key
-if [ -f "$out/bzImage" ]; then
+if [ $config_only = 0 ] && [ -f "$out/bzImage" ]; then
 	log "kernel $variant-$key cached"
 	echo "$out"
 	exit 0
@@ -46,6 +49,10 @@ while IFS=$'\t' read -r line frag; do
 		log "$frag: '$line' did not take"; bad=1 ;; esac
 done < <(fragment_assignments "$variant")
 [ $bad = 0 ] || die "config fragments do not apply cleanly (see above)"
+if [ $config_only = 1 ]; then
+	log "the $variant configuration takes every option of its fragments: $obj/.config"
+	exit 0
+fi
 
 log "building $variant kernel ($jobs jobs) in $obj"
 start=$(date +%s)
