@@ -5,14 +5,16 @@
 # --strict`; pgbench from outside on the socket directory it shares. Then:
 # a container without the grant does not start; kill -9 of the postmaster
 # (the container's first process) and a new container recovers the data on
-# the region, cleared for it.
+# the region, cleared for it. Last, podman runs the same server the way
+# docs/postgresql.md shows: the annotation, the library bound in and named
+# by LD_PRELOAD and MSHARE_PRELOAD_REGION, podman's default seccomp filter.
 . "$(dirname "$0")/lib.sh"
 N=ctr
 ROOT=/tmp/pg-rootfs
 BUNDLES=/tmp/pg-bundles
 HOOK=/usr/libexec/mshare/mshare-oci-hook
 # pgbench_runs: 1 + 3 client counts x 2 mixes x (pgbench, pg_amcheck)
-echo "1..$((1 + 3 * 2 * 2 + 9))"
+echo "1..$((1 + 3 * 2 * 2 + 12))"
 
 for id in $(crun list -q 2>/dev/null); do crun delete -f "$id" >/dev/null 2>&1; done
 cat >"$CONF_DIR/postgres.conf" <<'CONF'
@@ -95,7 +97,9 @@ else
 fi
 
 # Without the grant the container does not start.
-b=$(bundle nogrant '{"io.mshare.regions": "pgpool:rw"}')
+# run.oci.hooks.stderr: crun shows what the hook says, else only the
+# journal has it.
+b=$(bundle nogrant '{"io.mshare.regions": "pgpool:rw", "run.oci.hooks.stderr": "/dev/stderr"}')
 out=$(timeout 120 crun run -b "$b" nogrant 2>&1 </dev/null)
 rc=$?
 if [ $rc != 0 ] && grep -q 'EACCES' <<<"$out"; then
@@ -131,5 +135,36 @@ crun kill pg2 TERM >/dev/null 2>&1
 down() { [ "$(crun state pg2 2>/dev/null | jq -r .status)" != running ]; }
 check "the container's server stops on SIGTERM" wait_for 120 down
 crun delete -f pg2 >/dev/null 2>&1
+
+# podman, as in docs/postgresql.md but for the image: the guest reaches no
+# registry, so the root is $ROOT with the guest's /usr and /etc bound in.
+LIB=$(ls /usr/lib/*/mshare/libmshare-preload.so | head -n1)
+out=$(timeout 300 podman run -d --name pg-podman --network none \
+	--annotation io.mshare.regions=pgpool:rw --annotation io.mshare.test=postgres \
+	-v /usr:/usr:ro -v /etc:/etc:ro -v "$PGROOT/$N:$PGROOT/$N" \
+	-v "$LIB:/usr/lib/mshare/libmshare-preload.so:ro" \
+	-e LD_PRELOAD=/usr/lib/mshare/libmshare-preload.so \
+	-e MSHARE_PRELOAD_REGION=pgpool -e MSHARE_PRELOAD_STRICT=1 \
+	--user "$uid:$gid" --rootfs "$ROOT" \
+	"$PGBIN/postgres" -D "$PGROOT/$N/data" $SETTINGS -c unix_socket_directories="$PGROOT/$N/sock" 2>&1 </dev/null)
+rc=$?
+if [ $rc = 0 ] && wait_for 300 ready $N &&
+	podman logs pg-podman 2>&1 | grep -q "serving [0-9]* bytes of shared memory from region 'pgpool'"; then
+	ok "podman run with the annotation and LD_PRELOAD: the server runs on pgpool"
+else
+	not_ok "podman's server: status $rc"
+	{ printf '%s\n' "$out"; podman logs pg-podman 2>&1; } | tail -n 10 | sed 's/^/# /'
+fi
+out=$(pg pgbench -n -c 16 -j 2 -t 16 -h "$PGROOT/$N/sock" -U postgres postgres 2>&1)
+procs=$(server_procs "$(podman inspect -f '{{.State.Pid}}' pg-podman 2>/dev/null)")
+if grep -q '^number of failed transactions: 0 ' <<<"$out" && [ "$(region_field pgpool attached)" = "$procs" ]; then
+	ok "pgbench through podman's server; all $procs of its processes are attached to pgpool"
+else
+	not_ok "podman's server: pgbench or attached '$(region_field pgpool attached)' of $procs"
+	tail -n 5 <<<"$out" | sed 's/^/# /'
+fi
+amcheck $N "granted region (podman): pg_amcheck"
+podman stop -t 60 pg-podman >/dev/null 2>&1
+podman rm -f pg-podman >/dev/null 2>&1
 rm -f "$CONF_DIR/postgres.conf"
 mshare-ctl reload >/dev/null 2>&1 || echo "# reload without postgres.conf failed"
