@@ -1,7 +1,7 @@
 # mshare: shared page tables for Linux (msharefs). Kernel work lives in
 # kernel/, its caches in $MSHARE_CACHE (default ~/.cache/mshare).
 
-.PHONY: all kernel kernel-release test demo demo-initramfs bench bench-pg soak deps clean image install
+.PHONY: all kernel kernel-release test demo demo-initramfs bench bench-pg bench-flush soak deps clean image install
 
 all: kernel
 
@@ -32,11 +32,17 @@ demo-initramfs: deps
 
 # The benchmark: mshare, plain shared memory and hugetlbfs side by side over
 # a sweep of workers (docs/demo.md), then PostgreSQL plain, on mshare and
-# with huge_pages (docs/postgresql.md); results into docs/results/.
-# `make bench ARGS="--quick"` (the workers), `make bench-pg PGARGS="--more 2048"`.
+# with huge_pages (docs/postgresql.md), then what changing a region costs
+# with 1 to 1024 attached processes (docs/kernel-status.md); results into
+# docs/results/. `make bench ARGS="--quick"` (the workers),
+# `make bench-pg PGARGS="--more 2048"`, `make bench-flush FLUSHARGS="--reps 5"`.
 bench: deps
 	scripts/bench.sh $(ARGS)
 	scripts/bench.sh --postgres $(PGARGS)
+	kernel/scripts/bench-flush.sh $(FLUSHARGS)
+
+bench-flush: deps
+	kernel/scripts/bench-flush.sh $(FLUSHARGS)
 
 bench-pg: deps
 	scripts/bench.sh --postgres $(PGARGS)

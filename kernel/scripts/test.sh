@@ -37,7 +37,10 @@ make -C "$KERNEL_DIR/../libmshare" HEADERS="$hdr" guest-test >&2
 mkdir -p "$obj/libmshare"
 cp "$KERNEL_DIR/../libmshare/tests/guest_libmshare" "$obj/libmshare/"
 echo libmshare/guest_libmshare >"$obj/libmshare.list"
-cat "$obj/mshare.list" "$obj/libmshare.list" "$obj/mm-regress.list" >"$obj/all.list"
+# The flush-cost benchmark's short version: every operation it times works
+# with sharers attached (make bench runs it up to 1024 sharers).
+echo "bench/mshare_flush --sharers 1,16 --reps 3" >"$obj/bench-short.list"
+cat "$obj/mshare.list" "$obj/libmshare.list" "$obj/bench-short.list" "$obj/mm-regress.list" >"$obj/all.list"
 [ -f "$obj/${MSHARE_TESTS:-all}.list" ] || die "selftests build left no $obj/${MSHARE_TESTS:-all}.list"
 
 initrd=$MSHARE_CACHE/initramfs.cpio.gz

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The flush-cost benchmark (part of `make bench`): what mshare_unmap() and
+# mshare_protect() of 2 MiB cost the owner with 1 to 1024 attached
+# processes, against the same change to plain shared memory mapped by as
+# many (kernel/selftests/bench/mshare_flush.c), on the release kernel booted
+# on the busybox initramfs. Writes docs/results/bench-flush-STAMP.{jsonl,md}.
+#   --sharers LIST   sharer counts (default 1,16,256,1024)
+#   --reps N         repetitions a point (default 21)
+#   --kernel DIR     a kernel directory (default: build.sh release)
+#   --out DIR        where the results go (default docs/results)
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+sharers=1,16,256,1024 reps=21 kdir='' out=$REPO_DIR/docs/results
+while [ $# -gt 0 ]; do
+	case $1 in
+	--sharers) [[ ${2:-} =~ ^[0-9,]+$ ]] || die "--sharers: expected counts such as 1,16 (got '${2:-}')"; sharers=$2; shift ;;
+	--reps) [[ ${2:-} =~ ^[0-9]+$ ]] || die "--reps: expected a number (got '${2:-}')"; reps=$2; shift ;;
+	--kernel) kdir=$2; shift ;;
+	--out) out=$2; shift ;;
+	-h | --help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
+	*) die "unknown option '$1' (see --help)" ;;
+	esac
+	shift
+done
+scripts=$KERNEL_DIR/scripts
+[ -n "$kdir" ] || kdir=$("$scripts/build.sh" release)
+hdr=$("$scripts/headers.sh")
+tree=$("$scripts/prepare-tree.sh")
+obj=$MSHARE_CACHE/selftests-build
+make -s -C "$KERNEL_DIR/selftests" HEADERS="$hdr" KSRC="$tree" O="$obj" -j"${JOBS:-$(nproc)}" >&2
+echo "bench/mshare_flush --sharers $sharers --reps $reps" >"$obj/bench-flush.list"
+initrd=$MSHARE_CACHE/bench-initramfs.cpio.gz
+"$scripts/mkinitramfs.sh" "$initrd" "$obj" >/dev/null
+
+stamp=$(date -u +%Y%m%d-%H%M)
+mkdir -p "$MSHARE_CACHE/logs" "$out"
+logf=$MSHARE_CACHE/logs/bench-flush-$stamp.log
+log "booting ${kdir##*/}: $sharers sharers, $reps repetitions a point (TCG emulation)"
+rc=0
+verdict=$("$scripts/run-qemu.sh" --kernel "$kdir" --initrd "$initrd" --tests bench-flush --log "$logf" \
+	--timeout 3600 --test-timeout 3000 --mem 4G --smp 2 | grep '^check-log: verdict=') || rc=$?
+sed -n 's/^# MSHARE-BENCH-FLUSH //p' "$logf" >"$out/bench-flush-$stamp.jsonl"
+[ -s "$out/bench-flush-$stamp.jsonl" ] || die "the guest printed no records; see $logf"
+head="# Flush cost: changing a region with 1 to N attached processes
+
+\`mshare_unmap()\` and \`mshare_protect()\` (to read-only) of a 2 MiB object in
+a region that N processes have attached and read, timed in the owner,
+against plain shared memory: a 2 MiB memfd that N processes map and read,
+\`fallocate(PUNCH_HOLE)\` for the unmap, and for the protect the sum of the
+N processes' own \`mprotect()\` calls (plain shared memory has no call that
+changes every process). The sharers sleep meanwhile. Median and 90th
+percentile of $reps repetitions. **Times are TCG emulation figures** (2
+vCPUs, no KVM): compare the columns with each other.
+
+- Command: \`kernel/scripts/bench-flush.sh --sharers $sharers --reps $reps\`
+- Kernel: ${kdir##*/}; QEMU TCG, \`-m 4G -smp 2\`
+- Date: $(date -u '+%Y-%m-%d %H:%M') UTC; host: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)
+- Guest: ${verdict:-no verdict (see the log)}"
+jq -rs --arg head "$head" -f "$KERNEL_DIR/bench/flush-report.jq" "$out/bench-flush-$stamp.jsonl" \
+	>"$out/bench-flush-$stamp.md"
+log "wrote $out/bench-flush-$stamp.md"
+cat "$out/bench-flush-$stamp.md"
+exit "$rc"
