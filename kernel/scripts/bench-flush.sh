@@ -25,13 +25,8 @@ while [ $# -gt 0 ]; do
 done
 scripts=$KERNEL_DIR/scripts
 [ -n "$kdir" ] || kdir=$("$scripts/build.sh" release)
-hdr=$("$scripts/headers.sh")
-tree=$("$scripts/prepare-tree.sh")
-obj=$MSHARE_CACHE/selftests-build
-make -s -C "$KERNEL_DIR/selftests" HEADERS="$hdr" KSRC="$tree" O="$obj" -j"${JOBS:-$(nproc)}" >&2
-echo "bench/mshare_flush --sharers $sharers --reps $reps" >"$obj/bench-flush.list"
 initrd=$MSHARE_CACHE/bench-initramfs.cpio.gz
-"$scripts/mkinitramfs.sh" "$initrd" "$obj" >/dev/null
+list_initramfs bench-flush "bench/mshare_flush --sharers $sharers --reps $reps" "$initrd"
 
 stamp=$(date -u +%Y%m%d-%H%M)
 mkdir -p "$MSHARE_CACHE/logs" "$out"

@@ -122,3 +122,18 @@ build_key() {
 		done
 	} | sha256sum | cut -c1-16
 }
+
+# list_initramfs NAME ENTRY INITRD: build the in-guest selftests against the
+# series' UAPI headers into $MSHARE_CACHE/selftests-build, write the list
+# NAME.list holding ENTRY (a run-list.sh entry), and pack them into the
+# initramfs INITRD: what a one-entry guest run (the demo, a benchmark)
+# boots.
+list_initramfs() {
+	local name=$1 entry=$2 initrd=$3 hdr tree obj=$MSHARE_CACHE/selftests-build
+	hdr=$("$KERNEL_DIR/scripts/headers.sh")
+	tree=$("$KERNEL_DIR/scripts/prepare-tree.sh")
+	make -s -C "$KERNEL_DIR/selftests" HEADERS="$hdr" KSRC="$tree" O="$obj" \
+		-j"${JOBS:-$(nproc)}" >&2
+	echo "$entry" >"$obj/$name.list"
+	"$KERNEL_DIR/scripts/mkinitramfs.sh" "$initrd" "$obj" >/dev/null
+}

@@ -9,14 +9,8 @@ set -euo pipefail
 scripts=$KERNEL_DIR/scripts
 variant=${MSHARE_DEMO_KERNEL:-release}
 kdir=$("$scripts/build.sh" "$variant")
-hdr=$("$scripts/headers.sh")
-tree=$("$scripts/prepare-tree.sh")
-
-obj=$MSHARE_CACHE/selftests-build
-make -s -C "$KERNEL_DIR/selftests" HEADERS="$hdr" KSRC="$tree" O="$obj" -j"${JOBS:-$(nproc)}" >&2
-echo "mshare/msharefs_pgtable" >"$obj/demo.list"
 initrd=$MSHARE_CACHE/demo-initramfs.cpio.gz
-"$scripts/mkinitramfs.sh" "$initrd" "$obj" >/dev/null
+list_initramfs demo mshare/msharefs_pgtable "$initrd"
 
 mkdir -p "$MSHARE_CACHE/logs"
 logf=$MSHARE_CACHE/logs/demo-$(date +%Y%m%d-%H%M%S).log
