@@ -233,38 +233,37 @@ static int make_memory(enum way way, uint64_t align)
 	return fd;
 }
 
-/* One repetition of op on the memory; returns the ns it took, or 0. */
-static uint64_t one_rep(enum way way, enum op op, int fd, struct crowd *c)
+/* One repetition of op on the memory: *ns is what it took. 0 or -errno. */
+static int one_rep(enum way way, enum op op, int fd, struct crowd *c, uint64_t *ns)
 {
-	uint64_t t, ns, sum;
+	uint64_t t, sum;
+	int err;
 
 	if (way == WAY_MSHARE && op == OP_UNMAP) {
 		t = now_ns();
 		if (sys_mshare_unmap(fd, 0, OBJ_SIZE))
-			return 0;
-		ns = now_ns() - t;
-		if (sys_mshare_map_anon(fd, 0, OBJ_SIZE, MAP_POPULATE))
-			return 0;
-		return ns;
+			return -errno;
+		*ns = now_ns() - t;
+		return sys_mshare_map_anon(fd, 0, OBJ_SIZE, MAP_POPULATE) ? -errno : 0;
 	}
 	if (way == WAY_MSHARE) {
 		t = now_ns();
 		if (sys_mshare_protect(fd, 0, OBJ_SIZE, PROT_READ))
-			return 0;
-		ns = now_ns() - t;
-		if (sys_mshare_protect(fd, 0, OBJ_SIZE, PROT_READ | PROT_WRITE))
-			return 0;
-		return ns;
+			return -errno;
+		*ns = now_ns() - t;
+		return sys_mshare_protect(fd, 0, OBJ_SIZE, PROT_READ | PROT_WRITE) ? -errno : 0;
 	}
 	if (op == OP_PROTECT)
-		return crowd_round(c, CMD_PROTECT, &sum) ? 0 : sum;
+		return crowd_round(c, CMD_PROTECT, ns);
 	/* Every sharer maps every page again before the hole is punched. */
-	if (crowd_round(c, CMD_TOUCH, &sum))
-		return 0;
+	err = crowd_round(c, CMD_TOUCH, &sum);
+	if (err)
+		return err;
 	t = now_ns();
 	if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0, OBJ_SIZE))
-		return 0;
-	return now_ns() - t;
+		return -errno;
+	*ns = now_ns() - t;
+	return 0;
 }
 
 static void point(enum way way, enum op op, int n, int reps, uint64_t align)
@@ -282,11 +281,8 @@ static void point(enum way way, enum op op, int n, int reps, uint64_t align)
 	err = crowd_start(&c, n, way, fd);
 	if (!err)
 		err = crowd_round(&c, CMD_TOUCH, &sum);
-	for (i = 0; !err && i < reps; i++) {
-		ns[i] = one_rep(way, op, fd, &c);
-		if (!ns[i])
-			err = errno ? -errno : -EIO;
-	}
+	for (i = 0; !err && i < reps; i++)
+		err = one_rep(way, op, fd, &c, &ns[i]);
 	if (c.n)
 		crowd_end(&c);
 	close(fd);
