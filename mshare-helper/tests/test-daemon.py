@@ -495,6 +495,9 @@ class Cgroups:
                 if fields[sep + 1] == "cgroup2":
                     self.root = fields[4]
                     break
+        if self.root is None:
+            raise SystemExit("test-daemon.py: no cgroup2 file system is mounted (the daemon "
+                             "tells containers apart by their cgroup); mount one on /sys/fs/cgroup")
         with open("/proc/self/cgroup") as f:
             own = next(line[3:].strip() for line in f if line.startswith("0::"))
         self.base = os.path.join(self.root, own.lstrip("/"), f"mshare-test-{os.getpid()}")
