@@ -13,8 +13,10 @@
 
 #include "channel.h"
 #include "idmap.h"
+#include "mshare-common/macro.h"
+#include "mshare-common/strprintf.h"
+#include "mshare-common/strv.h"
 #include "regions.h"
-#include "util.h"
 
 #define CHANNEL_BACKLOG 64
 /* The most directories a channel's path can have: "/a/b/.../x". */

@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "idmap.h"
-#include "util.h"
+#include "mshare-common/macro.h"
 
 static int parse_ulong(const char **p, unsigned long *ret)
 {

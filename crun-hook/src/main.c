@@ -13,11 +13,13 @@
 #include <sys/syscall.h>
 
 #include "channel.h"
+#include "mshare-common/clock.h"
+#include "mshare-common/macro.h"
+#include "mshare-common/strprintf.h"
 #include "oci.h"
 #include "owner.h"
 #include "regions.h"
 #include "report.h"
-#include "util.h"
 
 #define TIMEOUT_DEFAULT_USEC (5 * USEC_PER_SEC)
 #define TIMEOUT_MAX_SEC 3600

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "mshare-common/macro.h"
+#include "mshare-common/strprintf.h"
+#include "mshare-common/strv.h"
 #include "oci.h"
-#include "util.h"
 
 /*
  * Annotations in which engines name their containers, in the order tried:

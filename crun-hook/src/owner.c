@@ -3,6 +3,10 @@
 #include <mshare-client.h>
 #include <string.h>
 
+#include "mshare-common/errno-name.h"
+#include "mshare-common/macro.h"
+#include "mshare-common/strprintf.h"
+#include "mshare-common/strv.h"
 #include "oci.h"
 #include "owner.h"
 

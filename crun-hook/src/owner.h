@@ -9,8 +9,8 @@
 
 #include <jansson.h>
 
+#include "mshare-common/clock.h"
 #include "regions.h"
-#include "util.h"
 
 struct owner {
 	const char *socket;	/* NULL: the default, /run/mshare/owner.sock */

@@ -2,8 +2,10 @@
 #include <errno.h>
 #include <string.h>
 
+#include "mshare-common/macro.h"
+#include "mshare-common/region-name.h"
+#include "mshare-common/strprintf.h"
 #include "regions.h"
-#include "util.h"
 
 void region_list_done(struct region_list *l)
 {

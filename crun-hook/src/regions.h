@@ -12,7 +12,7 @@
 
 #include <stddef.h>
 
-#include "mode.h"
+#include "mshare-common/mode.h"
 
 #define ANNOTATION_REGIONS "io.mshare.regions"
 #define ANNOTATION_SOCKET "io.mshare.socket"

@@ -4,9 +4,11 @@
 #include <string.h>
 #include <systemd/sd-journal.h>
 
+#include "mshare-common/escape.h"
+#include "mshare-common/macro.h"
+#include "mshare-common/strprintf.h"
 #include "oci.h"
 #include "report.h"
-#include "util.h"
 
 /* Room for a message escaped: long enough for any the hook makes from sane input. */
 #define REPORT_TEXT_MAX 4096

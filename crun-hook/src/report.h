@@ -10,7 +10,7 @@
  *	mshare-oci-hook: container ID: WHAT: REASON
  */
 
-#include "macro.h"
+#include "mshare-common/macro.h"
 
 #define HOOK_NAME "mshare-oci-hook"
 

@@ -28,22 +28,18 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <jansson.h>
 #include <mshare.h>
 
-#include "client-internal.h"
+#include "mshare-common/errno-name.h"
+#include "mshare-common/fd-pass.h"
+#include "mshare-common/macro.h"
 
 static int usage(void)
 {
 	fprintf(stderr, "usage: hook-probe get [--ro] REGION [PROGRAM ARGS...] | control REGION | "
 			"connect PATH | list\n");
 	return 2;
-}
-
-static const char *ename(int e)
-{
-	const char *n = strerrorname_np(e);
-
-	return n ? n : "E?";
 }
 
 static int cmd_get(int argc, char **argv)
@@ -60,7 +56,7 @@ static int cmd_get(int argc, char **argv)
 		return usage();
 	fd = mshare_request(argv[0], flags);
 	if (fd < 0) {
-		printf("error %s\n", ename(errno));
+		printf("error %s\n", errno_to_name(errno));
 		return 1;
 	}
 	if (argc == 1) {
@@ -73,7 +69,7 @@ static int cmd_get(int argc, char **argv)
 	setenv("MSHARE_FD", fdname, 1);
 	fflush(stdout);
 	execv(argv[1], argv + 1);
-	printf("error exec %s: %s\n", argv[1], ename(errno));
+	printf("error exec %s: %s\n", argv[1], errno_to_name(errno));
 	return 1;
 }
 
@@ -83,14 +79,14 @@ static int cmd_control(const char *region)
 	long align;
 
 	if (fd < 0) {
-		printf("error %s\n", ename(errno));
+		printf("error %s\n", errno_to_name(errno));
 		return 1;
 	}
 	align = mshare_alignment(fd);
 #define TRY(what, call)                                                            \
 	do {                                                                       \
 		int r_ = (call);                                                   \
-		printf("%s: %s\n", what, r_ < 0 ? ename(errno) : "allowed");       \
+		printf("%s: %s\n", what, r_ < 0 ? errno_to_name(errno) : "allowed");       \
 		bad += !(r_ < 0 && errno == EPERM);                                \
 	} while (0)
 	TRY("mshare_map", mshare_map_object(fd, align > 0 ? 0 : 0, 4096, PROT_READ | PROT_WRITE,
@@ -110,38 +106,65 @@ static int cmd_connect(const char *path)
 		return usage();
 	strcpy(sa.sun_path, path);
 	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		printf("error %s\n", ename(errno));
+		printf("error %s\n", errno_to_name(errno));
 		return 1;
 	}
 	printf("connected\n");
 	return 0;
 }
 
+/* A connection to the channel, as mshare_request() makes it. */
+static int connect_channel(const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	strcpy(sa.sun_path, path);
+	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+		int r = -errno;
+
+		if (fd >= 0)
+			close(fd);
+		return r;
+	}
+	return fd;
+}
+
+/* A list request, as docs/protocol.md spells it, and its reply's names. */
 static int cmd_list(void)
 {
-	struct proto_request req = { .op = PROTO_OP_LIST };
-	struct proto_reply reply = {};
-	struct mshare_client *c = NULL;
-	const char *path = getenv("MSHARE_SOCKET");
-	size_t i;
-	json_t *r;
-	int k;
+	static const char req[] = "{\"version\":1,\"op\":\"list\"}";
+	static char buf[64 * 1024];
+	const char *path = getenv("MSHARE_SOCKET"), *status;
+	json_t *reply = NULL, *r;
+	size_t i, n_fds;
+	ssize_t n;
+	int fd, k;
 
-	k = mshare_client_new(&c);
-	if (k >= 0)
-		k = mshare_client_connect(c, path && *path ? path : MSHARE_REQUEST_SOCKET, "hook-probe");
-	if (k >= 0)
-		k = mshare_client_call(c, &req, &reply, NULL);
-	if (k < 0) {
-		printf("error %s\n", ename(-k));
-		mshare_client_free(c);
+	fd = connect_channel(path && *path ? path : MSHARE_REQUEST_SOCKET);
+	if (fd < 0) {
+		printf("error %s\n", errno_to_name(-fd));
 		return 1;
 	}
-	json_array_foreach(json_object_get(reply.object, "regions"), i, r)
+	k = send_fds(fd, req, strlen(req), NULL, 0, 0);
+	n = k < 0 ? k : recv_fds(fd, buf, sizeof(buf), NULL, 0, &n_fds, 0);
+	close(fd);
+	if (n > 0 && (size_t)n <= sizeof(buf))
+		reply = json_loadb(buf, (size_t)n, 0, NULL);
+	status = json_string_value(json_object_get(reply, "status"));
+	if (!status || strcmp(status, "ok") != 0) {
+		printf("error %s\n", n < 0 ? errno_to_name((int)-n) :
+		       status ? strna(json_string_value(json_object_get(reply, "errno"))) : "EPROTO");
+		json_decref(reply);
+		return 1;
+	}
+	json_array_foreach(json_object_get(reply, "regions"), i, r)
 		printf("%s%s", i ? " " : "", json_string_value(json_object_get(r, "name")));
 	printf("\n");
-	proto_reply_done(&reply);
-	mshare_client_free(c);
+	json_decref(reply);
 	return 0;
 }
 

@@ -21,9 +21,10 @@
 #include <sys/wait.h>
 
 #include "channel.h"
+#include "mshare-common/macro.h"
+#include "mshare-common/strprintf.h"
+#include "mshare-common/tap.h"
 #include "oci.h"
-#include "tap.h"
-#include "util.h"
 
 static char top[] = "/tmp/test-channel.XXXXXX";
 static char rootfs[128];

@@ -3,8 +3,8 @@
 #include <unistd.h>
 
 #include "idmap.h"
-#include "tap.h"
-#include "util.h"
+#include "mshare-common/macro.h"
+#include "mshare-common/tap.h"
 
 static void map(const char *text, int want_r, unsigned long want)
 {

@@ -4,9 +4,11 @@
 #include <stdlib.h>
 #include <sys/stat.h>
 
+#include "mshare-common/macro.h"
+#include "mshare-common/strprintf.h"
+#include "mshare-common/strv.h"
+#include "mshare-common/tap.h"
 #include "oci.h"
-#include "tap.h"
-#include "util.h"
 
 #define STATE_CRUN                                                                             \
 	"{\"ociVersion\":\"1.0\",\"id\":\"e1\",\"pid\":181,\"root\":\"rootfs\",\"bundle\":\"/tmp/e1\"," \

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The io.mshare.regions and io.mshare.socket annotations. */
+#include "mshare-common/macro.h"
+#include "mshare-common/region-name.h"
+#include "mshare-common/strprintf.h"
+#include "mshare-common/tap.h"
 #include "regions.h"
-#include "tap.h"
-#include "util.h"
 
 /* Parses s and compares the result, formatted, with want ("" if an error
  * is expected, whose message must contain want_error). */

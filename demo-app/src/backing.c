@@ -8,7 +8,7 @@
 #include <sys/statfs.h>
 
 #include "backing.h"
-#include "log.h"
+#include "mshare-common/log.h"
 #include "mshare.h"
 #include "util.h"
 
@@ -70,14 +70,14 @@ static int mshare_region_fd(const struct backing_spec *spec, struct backing_map 
 	int fd;
 
 	if (!spec->arg && !env) {
-		log_msg("mshare: $MSHARE_FD is not set: run under `mshare-ctl run NAME -- ...`, "
-			"or name the region (--backing=mshare:NAME)");
+		log_error("mshare: $MSHARE_FD is not set: run under `mshare-ctl run NAME -- ...`, "
+			  "or name the region (--backing=mshare:NAME)");
 		return -EINVAL;
 	}
 	if (env) {
 		if (parse_fd(env, &fd) < 0) {
-			log_msg("mshare: the region descriptor \"%s\" from the environment is not a "
-				"number", env);
+			log_error("mshare: the region descriptor \"%s\" from the environment is not a "
+				  "number", env);
 			return -EINVAL;
 		}
 		const char *name = spec->arg ?: getenv("MSHARE_REGION");
@@ -89,8 +89,9 @@ static int mshare_region_fd(const struct backing_spec *spec, struct backing_map 
 	if (fd < 0) {
 		const char *sock = getenv("MSHARE_SOCKET");
 
-		return log_errno(negative_errno(), "mshare: asking mshare-owner for region %s on %s",
-				 spec->arg, sock ?: MSHARE_REQUEST_SOCKET);
+		return log_error_errno(negative_errno(),
+				       "mshare: asking mshare-owner for region %s on %s: %m",
+				       spec->arg, sock ?: MSHARE_REQUEST_SOCKET);
 	}
 	snprintf(m->what, sizeof(m->what), "mshare:%s", spec->arg);
 	return fd;
@@ -110,14 +111,14 @@ static int region_map(const struct backing_spec *spec, struct backing_map *m)
 	if (addr == MAP_FAILED) {
 		r = negative_errno();
 		if (r == -ENOSYS)
-			log_msg("%s: mshare_attach: this kernel has no mshare system calls", m->what);
+			log_error("%s: mshare_attach: this kernel has no mshare system calls", m->what);
 		else
-			log_errno(r, "%s: mshare_attach (read-write)", m->what);
+			log_error_errno(r, "%s: mshare_attach (read-write): %m", m->what);
 		return r;
 	}
 	/* The window spans the whole region: its size, to unmap it. */
 	if (mshare_info(fd, &info) < 0) {
-		r = log_errno(negative_errno(), "%s: reading the region's fdinfo", m->what);
+		r = log_error_errno(negative_errno(), "%s: reading the region's fdinfo: %m", m->what);
 		return r; /* the window stays: we cannot know its length */
 	}
 	m->addr = addr;
@@ -134,15 +135,15 @@ static int check_fs(int fd, const struct backing_spec *spec, struct backing_map 
 	struct statfs st;
 
 	if (fstatfs(fd, &st) < 0)
-		return log_errno(negative_errno(), "%s: fstatfs", m->what);
+		return log_error_errno(negative_errno(), "%s: fstatfs: %m", m->what);
 	if (spec->kind == BACKING_SHM && (unsigned long)st.f_type != TMPFS_MAGIC) {
-		log_msg("%s: not on a tmpfs (file system type 0x%lx); shm needs one, such as /dev/shm",
-			m->what, (unsigned long)st.f_type);
+		log_error("%s: not on a tmpfs (file system type 0x%lx); shm needs one, such as /dev/shm",
+			  m->what, (unsigned long)st.f_type);
 		return -EINVAL;
 	}
 	if (spec->kind == BACKING_HUGETLB && (unsigned long)st.f_type != HUGETLBFS_MAGIC) {
-		log_msg("%s: not on a hugetlbfs mount (file system type 0x%lx)", m->what,
-			(unsigned long)st.f_type);
+		log_error("%s: not on a hugetlbfs mount (file system type 0x%lx)", m->what,
+			  (unsigned long)st.f_type);
 		return -EINVAL;
 	}
 	m->page_size = spec->kind == BACKING_HUGETLB ? (uint64_t)st.f_bsize : (uint64_t)getpagesize();
@@ -190,26 +191,26 @@ static int file_map(const struct backing_spec *spec, uint64_t create_size, struc
 	snprintf(m->what, sizeof(m->what), "%s:%s", backing_kind_name(spec->kind), spec->arg);
 	fd = open(spec->arg, O_RDWR | O_CLOEXEC | (create_size ? O_CREAT : 0), 0666);
 	if (fd < 0)
-		return log_errno(negative_errno(), "%s: open", m->what);
+		return log_error_errno(negative_errno(), "%s: open: %m", m->what);
 	r = check_fs(fd, spec, m);
 	if (r < 0)
 		return r;
 	if (create_size) {
 		if (create_size % m->page_size) {
-			log_msg("%s: --size=%" PRIu64 " is not a multiple of the page size (%" PRIu64
-				" bytes)", m->what, create_size, m->page_size);
+			log_error("%s: --size=%" PRIu64 " is not a multiple of the page size (%" PRIu64
+				  " bytes)", m->what, create_size, m->page_size);
 			return -EINVAL;
 		}
 		if (ftruncate(fd, (off_t)create_size) < 0)
-			return log_errno(negative_errno(), "%s: setting its size to %" PRIu64, m->what,
-					 create_size);
+			return log_error_errno(negative_errno(), "%s: setting its size to %" PRIu64 ": %m",
+					       m->what, create_size);
 		size = create_size;
 	} else {
 		if (fstat(fd, &st) < 0)
-			return log_errno(negative_errno(), "%s: fstat", m->what);
+			return log_error_errno(negative_errno(), "%s: fstat: %m", m->what);
 		size = (uint64_t)st.st_size;
 		if (!size) {
-			log_msg("%s: empty file: the pool is not loaded", m->what);
+			log_error("%s: empty file: the pool is not loaded", m->what);
 			return -EPROTO;
 		}
 	}
@@ -217,11 +218,11 @@ static int file_map(const struct backing_spec *spec, uint64_t create_size, struc
 	if (addr == MAP_FAILED) {
 		r = negative_errno();
 		if (spec->kind == BACKING_HUGETLB && r == -ENOMEM)
-			log_msg("%s: mmap of %" PRIu64 " bytes: not enough free huge pages "
-				"(see HugePages_Free in /proc/meminfo, /proc/sys/vm/nr_hugepages)",
-				m->what, size);
+			log_error("%s: mmap of %" PRIu64 " bytes: not enough free huge pages "
+				  "(see HugePages_Free in /proc/meminfo, /proc/sys/vm/nr_hugepages)",
+				  m->what, size);
 		else
-			log_errno(r, "%s: mmap of %" PRIu64 " bytes", m->what, size);
+			log_error_errno(r, "%s: mmap of %" PRIu64 " bytes: %m", m->what, size);
 		return r;
 	}
 	m->addr = addr;
@@ -241,8 +242,8 @@ int backing_create(const struct backing_spec *spec, uint64_t size, struct backin
 	if (r < 0)
 		return r;
 	if (size > m->size) {
-		log_msg("%s: --size=%" PRIu64 " is larger than the region (%" PRIu64 " bytes)",
-			m->what, size, m->size);
+		log_error("%s: --size=%" PRIu64 " is larger than the region (%" PRIu64 " bytes)",
+			  m->what, size, m->size);
 		backing_close(m);
 		return -EINVAL;
 	}
@@ -275,13 +276,13 @@ int backing_check(const struct backing_map *m, uint64_t size)
 		r = probe_readable(p + at);
 	}
 	if (r == -EFAULT) {
-		log_msg("%s: no memory behind byte %" PRIu64 " of the pool (%" PRIu64
-			" bytes): is the region's object (Size=) smaller than the pool?",
-			m->what, at, size);
+		log_error("%s: no memory behind byte %" PRIu64 " of the pool (%" PRIu64
+			  " bytes): is the region's object (Size=) smaller than the pool?",
+			  m->what, at, size);
 		return r;
 	}
 	if (r < 0)
-		return log_errno(r, "%s: probing the mapping", m->what);
+		return log_error_errno(r, "%s: probing the mapping: %m", m->what);
 	return 0;
 }
 

@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 
 #include "barrier.h"
-#include "log.h"
+#include "mshare-common/log.h"
 
 int barrier_prepare(struct barrier *b)
 {
@@ -16,10 +16,10 @@ int barrier_prepare(struct barrier *b)
 		return 0;
 	fd = open(b->go_path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return log_errno(negative_errno(), "--go=%s: open", b->go_path);
+		return log_error_errno(negative_errno(), "--go=%s: open: %m", b->go_path);
 	if (fstat(fd, &st) < 0 || !S_ISFIFO(st.st_mode)) {
 		safe_close(fd);
-		log_msg("--go=%s: not a FIFO (make it with mkfifo)", b->go_path);
+		log_error("--go=%s: not a FIFO (make it with mkfifo)", b->go_path);
 		return -EINVAL;
 	}
 	b->go_fd = fd;
@@ -37,19 +37,19 @@ int barrier_ready(struct barrier *b, const char *line)
 	if (fd < 0 && !b->ready_path)
 		return 0;
 	if (len + 1 > PIPE_BUF) {
-		log_msg("ready line of %zu bytes is longer than PIPE_BUF", len);
+		log_error("ready line of %zu bytes is longer than PIPE_BUF", len);
 		return -E2BIG;
 	}
 	buf = malloc(len + 2);
 	if (!buf)
-		return log_errno(-ENOMEM, "ready line");
+		return log_error_errno(-ENOMEM, "ready line: %m");
 	memcpy(buf, line, len);
 	buf[len] = '\n';
 	if (fd < 0) {
 		/* A FIFO blocks here until the driver has it open for reading. */
 		fd = open(b->ready_path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666);
 		if (fd < 0)
-			return log_errno(negative_errno(), "--ready=%s: open", b->ready_path);
+			return log_error_errno(negative_errno(), "--ready=%s: open: %m", b->ready_path);
 	}
 	do
 		n = write(fd, buf, len + 1);
@@ -59,12 +59,12 @@ int barrier_ready(struct barrier *b, const char *line)
 
 		safe_close(fd);
 		b->ready_fd = -1;
-		return log_errno(r, "writing the ready line");
+		return log_error_errno(r, "writing the ready line: %m");
 	}
 	safe_close(fd);
 	b->ready_fd = -1;
 	if (n != (ssize_t)len + 1) {
-		log_msg("short write of the ready line");
+		log_error("short write of the ready line");
 		return -EIO;
 	}
 	return 0;
@@ -82,9 +82,9 @@ int barrier_wait_go(struct barrier *b)
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0)
-			return log_errno(negative_errno(), "waiting for go");
+			return log_error_errno(negative_errno(), "waiting for go: %m");
 		if (pfd.revents & POLLNVAL) {
-			log_msg("--go-fd=%d is not an open file descriptor", b->go_fd);
+			log_error("--go-fd=%d is not an open file descriptor", b->go_fd);
 			return -EBADF;
 		}
 		if (pfd.revents & (POLLIN | POLLHUP | POLLERR))

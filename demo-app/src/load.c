@@ -14,7 +14,8 @@
 #include <time.h>
 
 #include "backing.h"
-#include "log.h"
+#include "mshare-common/log.h"
+#include "mshare-common/size.h"
 #include "pool.h"
 #include "procstat.h"
 #include "util.h"
@@ -90,7 +91,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 			have_backing = true;
 			break;
 		case 'S':
-			if (parse_size(optarg, &o->size) < 0)
+			if (parse_size(optarg, &o->size) < 0 || !o->size)
 				return usage_error("--size=%s: expected a size such as 4096, 256M or 1G",
 						   optarg);
 			break;
@@ -157,15 +158,15 @@ static int print_result(const struct backing_map *m, const struct pool *p, uint6
 		      "minflt", (json_int_t)(after->minflt - before->minflt),
 		      "vmpte_kb", after->vmpte_kb < 0 ? json_null() : json_integer(after->vmpte_kb));
 	if (!j)
-		return log_errno(-ENOMEM, "result line");
+		return log_error_errno(-ENOMEM, "result line: %m");
 	line = json_dumps(j, JSON_COMPACT | JSON_REAL_PRECISION(12));
 	json_decref(j);
 	if (!line)
-		return log_errno(-ENOMEM, "result line");
+		return log_error_errno(-ENOMEM, "result line: %m");
 	puts(line);
 	free(line);
 	if (fflush(stdout) != 0)
-		return log_errno(negative_errno(), "writing the result");
+		return log_error_errno(negative_errno(), "writing the result: %m");
 	return 0;
 }
 
@@ -188,16 +189,16 @@ static int load(const struct options *o)
 	t1 = clock_ns(CLOCK_MONOTONIC);
 	n = o->records ? o->records : pool.nslots;
 	if (n > pool.nslots) {
-		log_msg("--records=%" PRIu64 ": a pool of %" PRIu64 " bytes holds at most %" PRIu64
-			" records of %" PRIu64 " bytes",
-			n, o->size, pool.nslots, o->record_size);
+		log_error("--records=%" PRIu64 ": a pool of %" PRIu64 " bytes holds at most %" PRIu64
+			  " records of %" PRIu64 " bytes",
+			  n, o->size, pool.nslots, o->record_size);
 		r = -ENOSPC;
 		goto out;
 	}
 	for (key = 0; key < n; key++) {
 		r = pool_insert(&pool, key);
 		if (r < 0) {
-			log_errno(r, "inserting key %" PRIu64, key);
+			log_error_errno(r, "inserting key %" PRIu64 ": %m", key);
 			goto out;
 		}
 	}

@@ -2,7 +2,7 @@
 #include <ctype.h>
 #include <inttypes.h>
 
-#include "log.h"
+#include "mshare-common/log.h"
 #include "pool.h"
 
 _Static_assert(sizeof(struct pool_header) <= POOL_HEADER_SIZE, "header fits its page");
@@ -24,8 +24,8 @@ int pool_geometry(uint64_t size, size_t record_size, struct pool_geometry *g)
 	uint64_t fit, nbuckets = 1;
 
 	if (!is_pow2(record_size) || record_size < RECORD_MIN_SIZE || record_size > RECORD_MAX_SIZE) {
-		log_msg("record size %zu: not a power of two from %u to %u bytes", record_size,
-			RECORD_MIN_SIZE, RECORD_MAX_SIZE);
+		log_error("record size %zu: not a power of two from %u to %u bytes", record_size,
+			  RECORD_MIN_SIZE, RECORD_MAX_SIZE);
 		return -EINVAL;
 	}
 	if (size <= POOL_HEADER_SIZE + 2 * POOL_ALIGN + record_size)
@@ -45,7 +45,7 @@ int pool_geometry(uint64_t size, size_t record_size, struct pool_geometry *g)
 	return 0;
 
 too_small:
-	log_msg("a pool of %" PRIu64 " bytes holds no record of %zu bytes", size, record_size);
+	log_error("a pool of %" PRIu64 " bytes holds no record of %zu bytes", size, record_size);
 	return -EINVAL;
 }
 
@@ -109,43 +109,43 @@ int pool_open(void *base, uint64_t mapped, const char *what, struct pool *p)
 	char text[9];
 
 	if (mapped < POOL_HEADER_SIZE) {
-		log_msg("%s: %" PRIu64 " bytes, too small to hold a pool", what, mapped);
+		log_error("%s: %" PRIu64 " bytes, too small to hold a pool", what, mapped);
 		return -EPROTO;
 	}
 	if (memcmp(h->magic, POOL_MAGIC, sizeof(h->magic))) {
 		magic_text(h->magic, text);
-		log_msg("%s: not a pool: wrong magic \"%s\" (expected \"%s\"); load it with demo-load",
-			what, text, POOL_MAGIC);
+		log_error("%s: not a pool: wrong magic \"%s\" (expected \"%s\"); load it with demo-load",
+			  what, text, POOL_MAGIC);
 		return -EPROTO;
 	}
 	if (h->version != POOL_VERSION) {
-		log_msg("%s: pool layout version %" PRIu32 ", but this program reads version %u; "
-			"load it again with this version's demo-load",
-			what, h->version, POOL_VERSION);
+		log_error("%s: pool layout version %" PRIu32 ", but this program reads version %u; "
+			  "load it again with this version's demo-load",
+			  what, h->version, POOL_VERSION);
 		return -EPROTO;
 	}
 	if (h->header_size != POOL_HEADER_SIZE || h->bucket_size != sizeof(struct bucket)) {
-		log_msg("%s: pool header size %" PRIu32 " or bucket size %" PRIu32
-			" is not %u and %zu: corrupt header",
-			what, h->header_size, h->bucket_size, POOL_HEADER_SIZE, sizeof(struct bucket));
+		log_error("%s: pool header size %" PRIu32 " or bucket size %" PRIu32
+			  " is not %u and %zu: corrupt header",
+			  what, h->header_size, h->bucket_size, POOL_HEADER_SIZE, sizeof(struct bucket));
 		return -EPROTO;
 	}
 	if (h->pool_size > mapped) {
-		log_msg("%s: the pool header says %" PRIu64 " bytes, but only %" PRIu64
-			" are mapped: truncated backing",
-			what, h->pool_size, mapped);
+		log_error("%s: the pool header says %" PRIu64 " bytes, but only %" PRIu64
+			  " are mapped: truncated backing",
+			  what, h->pool_size, mapped);
 		return -EPROTO;
 	}
 	if (pool_geometry(h->pool_size, h->record_size, &g) < 0 || g.nbuckets != h->nbuckets ||
 	    g.nslots != h->nslots || g.buckets_off != h->buckets_off ||
 	    g.records_off != h->records_off || h->nrecords > h->nslots) {
-		log_msg("%s: pool geometry (%" PRIu64 " buckets, %" PRIu64 " slots, %" PRIu64
-			" records) does not match its size and record size: corrupt header",
-			what, h->nbuckets, h->nslots, h->nrecords);
+		log_error("%s: pool geometry (%" PRIu64 " buckets, %" PRIu64 " slots, %" PRIu64
+			  " records) does not match its size and record size: corrupt header",
+			  what, h->nbuckets, h->nslots, h->nrecords);
 		return -EPROTO;
 	}
 	if (__atomic_load_n(&h->loaded, __ATOMIC_ACQUIRE) != 1) {
-		log_msg("%s: the pool is not loaded (demo-load has not finished, or failed)", what);
+		log_error("%s: the pool is not loaded (demo-load has not finished, or failed)", what);
 		return -EPROTO;
 	}
 	attach(base, p);
@@ -251,7 +251,7 @@ int pool_verify(struct pool *p, struct pool_verify *v)
 	uint64_t key, n = pool_nrecords(p);
 
 	if (!copy)
-		return log_errno(-ENOMEM, "verifying the pool");
+		return log_error_errno(-ENOMEM, "verifying the pool: %m");
 	*v = (struct pool_verify){ 0 };
 	for (key = 0; key < n; key++) {
 		int r = pool_read(p, key, copy);

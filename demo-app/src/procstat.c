@@ -2,7 +2,7 @@
 #include <inttypes.h>
 #include <sys/resource.h>
 
-#include "macro.h"
+#include "mshare-common/macro.h"
 #include "procstat.h"
 
 int64_t proc_vmpte_kb(void)

@@ -2,7 +2,7 @@
 #include <jansson.h>
 #include <math.h>
 
-#include "macro.h"
+#include "mshare-common/macro.h"
 #include "report.h"
 #include "util.h"
 

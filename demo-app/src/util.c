@@ -4,7 +4,7 @@
 #include <limits.h>
 #include <math.h>
 
-#include "macro.h"
+#include "mshare-common/macro.h"
 #include "util.h"
 
 int parse_u64(const char *s, uint64_t *out)
@@ -21,37 +21,6 @@ int parse_u64(const char *s, uint64_t *out)
 	if (*end)
 		return -EINVAL;
 	*out = v;
-	return 0;
-}
-
-int parse_size(const char *s, uint64_t *out)
-{
-	static const char suffixes[] = "KMGTP";
-	char *end;
-	const char *p;
-	unsigned long long v;
-	unsigned shift = 0;
-
-	if (!s || !isdigit((unsigned char)*s))
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(s, &end, 10);
-	if (errno == ERANGE)
-		return -ERANGE;
-	if (*end) {
-		if (end[1] && !(end[1] == 'i' && end[2] == 'B' && !end[3]) &&
-		    !(end[1] == 'B' && !end[2]))
-			return -EINVAL;
-		p = strchr(suffixes, toupper((unsigned char)*end));
-		if (!p || !*p)
-			return -EINVAL;
-		shift = 10 * (unsigned)(p - suffixes + 1);
-	}
-	if (v == 0)
-		return -EINVAL;
-	if (shift && v > (UINT64_MAX >> shift))
-		return -ERANGE;
-	*out = (uint64_t)v << shift;
 	return 0;
 }
 

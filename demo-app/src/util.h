@@ -8,13 +8,6 @@
 #include <stdint.h>
 #include <time.h>
 
-/*
- * "4096", "256M", "1G": a number of bytes with an optional K, M, G, T or
- * P suffix (powers of 1024), not 0. -EINVAL if malformed, -ERANGE if it
- * does not fit in 64 bits.
- */
-int parse_size(const char *s, uint64_t *out);
-
 /* A decimal unsigned number, the whole string. -EINVAL or -ERANGE. */
 int parse_u64(const char *s, uint64_t *out);
 

@@ -14,7 +14,7 @@
 
 #include "backing.h"
 #include "barrier.h"
-#include "log.h"
+#include "mshare-common/log.h"
 #include "pool.h"
 #include "procstat.h"
 #include "report.h"
@@ -282,7 +282,7 @@ static int run(struct options *o, struct worker_report *w)
 
 	ready = report_ready_line(w);
 	if (!ready) {
-		r = log_errno(-ENOMEM, "ready line");
+		r = log_error_errno(-ENOMEM, "ready line: %m");
 		goto out;
 	}
 	r = barrier_ready(&o->barrier, ready);
@@ -306,21 +306,21 @@ static int run(struct options *o, struct worker_report *w)
 
 	final = report_final_line(w);
 	if (!final) {
-		r = log_errno(-ENOMEM, "result line");
+		r = log_error_errno(-ENOMEM, "result line: %m");
 		goto out;
 	}
 	puts(final);
 	if (fflush(stdout) != 0) {
-		r = log_errno(negative_errno(), "writing the result");
+		r = log_error_errno(negative_errno(), "writing the result: %m");
 		goto out;
 	}
 	if (res.not_found || res.bad_checksum) {
-		log_msg("%" PRIu64 " operations found a missing record, %" PRIu64 " a torn one",
-			res.not_found, res.bad_checksum);
+		log_error("%" PRIu64 " operations found a missing record, %" PRIu64 " a torn one",
+			  res.not_found, res.bad_checksum);
 		r = -EBADMSG;
 	} else if (o->verify && (verify.missing || verify.bad)) {
-		log_msg("verify: %" PRIu64 " keys missing, %" PRIu64 " records with a wrong checksum",
-			verify.missing, verify.bad);
+		log_error("verify: %" PRIu64 " keys missing, %" PRIu64 " records with a wrong checksum",
+			  verify.missing, verify.bad);
 		r = -EBADMSG;
 	}
 out:

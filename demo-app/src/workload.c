@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <time.h>
 
-#include "log.h"
+#include "mshare-common/log.h"
 #include "util.h"
 #include "workload.h"
 #include "zipf.h"
@@ -78,13 +78,13 @@ int workload_run(struct pool *p, const struct workload_opts *o, struct workload_
 	*res = (struct workload_result){ 0 };
 	hist_init(&res->latency);
 	if (!copy)
-		return log_errno(-ENOMEM, "workload");
+		return log_error_errno(-ENOMEM, "workload: %m");
 	if (!n) {
-		log_msg("the pool holds no records");
+		log_error("the pool holds no records");
 		return -EINVAL;
 	}
 	if (o->dist == DIST_ZIPFIAN && zipf_init(&z, n, o->theta) < 0) {
-		log_msg("--theta=%g: must be above 0 and below 1", o->theta);
+		log_error("--theta=%g: must be above 0 and below 1", o->theta);
 		return -EINVAL;
 	}
 	rng_seed(&rng, o->seed);

@@ -13,9 +13,9 @@
 #include <time.h>
 
 #include "latch.h"
-#include "macro.h"
+#include "mshare-common/macro.h"
+#include "mshare-common/tap.h"
 #include "pool.h"
-#include "tap.h"
 #include "util.h"
 #include "zipf.h"
 

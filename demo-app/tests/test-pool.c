@@ -10,9 +10,9 @@
 #include <inttypes.h>
 #include <sys/mman.h>
 
-#include "macro.h"
+#include "mshare-common/macro.h"
+#include "mshare-common/tap.h"
 #include "pool.h"
-#include "tap.h"
 
 #define SIZE (4u << 20)
 

@@ -145,6 +145,7 @@ def test_usage_errors(pool):
         (LOAD, ["--backing=nfs:/x", "--size=1M"], "--backing=nfs:/x"),
         (LOAD, ["--backing=shm:relative", "--size=1M"], "--backing=shm:relative"),
         (LOAD, ["--backing=shm:/dev/shm/x", "--size=12Q"], "--size=12Q"),
+        (LOAD, ["--backing=shm:/dev/shm/x", "--size=0"], "--size=0"),
         (LOAD, ["--backing=shm:/dev/shm/x", "--size=1M", "--record-size=300"], "--record-size=300"),
         (LOAD, ["--backing=shm:/dev/shm/x", "--size=1M", "--records=0"], "--records=0"),
         (LOAD, ["--backing=shm:/dev/shm/x", "--size=1M", "extra"], "unexpected argument 'extra'"),

@@ -1,45 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The parsers (sizes, numbers, --backing, --mix), the random number and
- * zipfian generators (zeta's closed form against the plain sum, the
- * distribution's head), and the latency histogram's buckets and quantiles.
+ * The parsers (numbers, --backing, --mix; sizes are the common library's,
+ * tested there), the random number and zipfian generators (zeta's closed
+ * form against the plain sum, the distribution's head), and the latency
+ * histogram's buckets and quantiles.
  */
 #include <inttypes.h>
 #include <math.h>
 
 #include "backing.h"
 #include "hist.h"
-#include "macro.h"
-#include "tap.h"
+#include "mshare-common/macro.h"
+#include "mshare-common/tap.h"
 #include "util.h"
 #include "workload.h"
 #include "zipf.h"
-
-static void test_sizes(void)
-{
-	static const struct {
-		const char *s;
-		uint64_t v;
-	} good[] = {
-		{ "4096", 4096 }, { "64K", 64 << 10 }, { "256M", 256 << 20 }, { "1G", 1ull << 30 },
-		{ "1g", 1ull << 30 }, { "2MiB", 2 << 20 }, { "3GB", 3ull << 30 }, { "1T", 1ull << 40 },
-		{ "2P", 2ull << 50 },
-	};
-	static const char *const bad[] = { "", "0", "0G", "12Q", "1.5G", "-1", "G", "1GiBs", " 1G",
-					   "1 G", "0x10" };
-	uint64_t v;
-	unsigned good_ok = 0, bad_ok = 0;
-
-	for (size_t i = 0; i < ARRAY_SIZE(good); i++)
-		good_ok += parse_size(good[i].s, &v) == 0 && v == good[i].v;
-	ok(good_ok == ARRAY_SIZE(good), "sizes with K, M, G, T, P (and iB, B) parse");
-	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
-		bad_ok += parse_size(bad[i], &v) == -EINVAL;
-	ok(bad_ok == ARRAY_SIZE(bad), "malformed sizes and 0 are refused (%u of %zu)", bad_ok,
-	   ARRAY_SIZE(bad));
-	ok(parse_size("16777216T", &v) == -ERANGE && parse_size("99999999999999999999", &v) == -ERANGE,
-	   "sizes past 64 bits are out of range");
-}
 
 static void test_numbers(void)
 {
@@ -211,7 +186,6 @@ static void test_hist(void)
 
 int main(void)
 {
-	test_sizes();
 	test_numbers();
 	test_backing_parse();
 	test_mix_parse();

@@ -3,7 +3,9 @@
  * mshare_request(): a region descriptor from mshare-owner, asked for on the
  * socket the daemon serves a container on (docs/protocol.md: a "get"
  * request on a container channel). The one part of libmshare that is not a
- * system call wrapper, and the only one that needs libjansson.
+ * system call wrapper, and the only one that needs libjansson: the request
+ * and the reply are the common protocol library's (mshare-common/protocol.h),
+ * compiled into libmshare.
  */
 
 #include <jansson.h>
@@ -12,25 +14,14 @@
 #include <sys/time.h>
 #include <sys/un.h>
 
+#include "mshare-common/fd-pass.h"
+#include "mshare-common/protocol.h"
 #include "mshare.h"
 #include "util.h"
 
-/* The protocol's limits: one JSON object per packet, at most this long. */
-#define REQUEST_MAX_MESSAGE	(64 * 1024)
+/* Descriptors taken with a reply; more are a protocol error. */
 #define REQUEST_MAX_FDS		4
 #define REQUEST_TIMEOUT_SEC	30
-
-/* errno of a symbolic name such as "EACCES"; EPROTO if unknown. */
-static int errno_from_name(const char *name)
-{
-	for (int e = 1; name && e < 4096; e++) {
-		const char *n = strerrorname_np(e);
-
-		if (n && strcmp(n, name) == 0)
-			return e;
-	}
-	return EPROTO;
-}
 
 static int connect_daemon(void)
 {
@@ -51,76 +42,57 @@ static int connect_daemon(void)
 	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0 ||
 	    connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
 		return -errno;
-	return mshare_take_fd(&fd);
+	return TAKE_FD(fd);
 }
 
 static int send_get(int fd, const char *name, unsigned int flags)
 {
-	_cleanup_(json_decrefp) json_t *req = NULL;
+	struct proto_request req = {
+		.op = PROTO_OP_GET,
+		.region = (char *)name,
+		.mode = (flags & MSHARE_REQUEST_RDONLY) ? ACCESS_RO : ACCESS_RW,
+	};
 	_cleanup_free_ char *text = NULL;
-	ssize_t n;
+	size_t len;
+	int r;
 
-	req = json_pack("{s:i, s:s, s:s, s:s}", "version", 1, "op", "get", "region", name,
-			"mode", (flags & MSHARE_REQUEST_RDONLY) ? "ro" : "rw");
-	text = req ? json_dumps(req, JSON_COMPACT) : NULL;
-	if (!text)
-		return -ENOMEM;
-	n = send(fd, text, strlen(text), MSG_NOSIGNAL);
-	if (n < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
-	return (size_t)n == strlen(text) ? 0 : -EIO;
+	r = proto_request_encode(&req, &text, &len);
+	if (r < 0)
+		return r == -EMSGSIZE ? -EINVAL : r;
+	r = send_fds(fd, text, len, NULL, 0, 0);
+	return r == -EAGAIN ? -ETIMEDOUT : r;
 }
 
-/* The reply: the region's descriptor, or the daemon's errno. */
+/* The reply: the region's descriptor, or the daemon's errno. Whatever the
+ * protocol's decoder refuses (another version among it) is EPROTO. */
 static int receive_reply(int fd)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int) * REQUEST_MAX_FDS)];
-	} control;
-	_cleanup_free_ char *buf = malloc(REQUEST_MAX_MESSAGE);
-	_cleanup_(json_decrefp) json_t *reply = NULL;
-	struct iovec iov = { .iov_base = buf, .iov_len = REQUEST_MAX_MESSAGE };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.buf,
-			     .msg_controllen = sizeof(control.buf) };
-	int fds[REQUEST_MAX_FDS], region_fd = -1, r;
+	_cleanup_free_ char *buf = malloc(MSHARE_PROTOCOL_MAX_MESSAGE), *error = NULL;
+	_cleanup_(proto_reply_done) struct proto_reply reply = {};
+	int fds[REQUEST_MAX_FDS], r;
 	size_t n_fds = 0;
-	const char *status;
 	ssize_t n;
 
 	if (!buf)
 		return -ENOMEM;
-	do
-		n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC | MSG_TRUNC);
-	while (n < 0 && errno == EINTR);
+	n = recv_fds(fd, buf, MSHARE_PROTOCOL_MAX_MESSAGE, fds, REQUEST_MAX_FDS, &n_fds, 0);
+	if (n == -EAGAIN)
+		return -ETIMEDOUT;
+	if (n == -EBADMSG)
+		return -EPROTO;
 	if (n < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
-		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS)
-			continue;
-		for (size_t i = 0; i < (c->cmsg_len - CMSG_LEN(0)) / sizeof(int) && n_fds < REQUEST_MAX_FDS; i++)
-			memcpy(&fds[n_fds++], CMSG_DATA(c) + i * sizeof(int), sizeof(int));
-	}
-
+		return (int)n;
 	if (n == 0)
-		r = -ECONNRESET;
-	else if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || n > REQUEST_MAX_MESSAGE)
-		r = -EPROTO;
-	else if (!(reply = json_loadb(buf, (size_t)n, JSON_REJECT_DUPLICATES, NULL)) ||
-		 !json_is_object(reply))
-		r = -EPROTO;
-	else if (!(status = json_string_value(json_object_get(reply, "status"))))
-		r = -EPROTO;
-	else if (strcmp(status, "ok") != 0)
-		r = -errno_from_name(json_string_value(json_object_get(reply, "errno")));
-	else if (n_fds != 1)
-		r = -EPROTO;
-	else
-		r = region_fd = fds[0];
+		return -ECONNRESET;
 
-	for (size_t i = 0; i < n_fds; i++)
-		if (fds[i] != region_fd)
-			close(fds[i]);
+	r = proto_reply_decode(buf, (size_t)n, &reply, &error);
+	if (r == 0)
+		r = reply.error ? -reply.error : n_fds == 1 ? 0 : -EPROTO;
+	else if (r != -ENOMEM)
+		r = -EPROTO;
+	if (r == 0)
+		return fds[0];
+	close_fds(fds, n_fds);
 	return r;
 }
 

@@ -24,9 +24,10 @@
 #include <unistd.h>
 
 #include <mshare.h>
-#include <tap.h>
 #include <seccomp.h>
 
+#include "mshare-common/errno-name.h"
+#include "mshare-common/tap.h"
 #include "sysnum.h"
 
 #ifndef MADV_POPULATE_WRITE
@@ -51,7 +52,7 @@ static void diag(const char *fmt, ...)
 
 static void diag_errno(const char *call, int err)
 {
-	diag("%s: %s (%s)", call, strerrorname_np(err) ?: "?", strerror(err));
+	diag("%s: %s (%s)", call, errno_to_name(err), strerror(err));
 	if (err == ENOSYS)
 		diag("this kernel has no mshare system calls");
 }

@@ -20,8 +20,9 @@
 #include <sys/syscall.h>
 
 #include "fdinfo.h"
+#include "mshare-common/errno-name.h"
+#include "mshare-common/tap.h"
 #include "mshare.h"
-#include "tap.h"
 #include "sysnum.h"
 
 
@@ -96,7 +97,7 @@ static void bad(const char *what, const char *text, size_t len, int err)
 	int r = parse(text, len, &out);
 
 	ok(r == -err && same(&out, &poison),
-	       "rejects %s with %s", what, strerrorname_np(err));
+	       "rejects %s with %s", what, errno_to_name(err));
 	if (r != -err)
 		printf("# returned %d (%s)\n", r, r ? strerror(-r) : "success");
 }
@@ -107,7 +108,7 @@ static void fails(const char *what, long r, int err)
 	int saved = errno;
 
 	ok(r == -1 && saved == err, "%s fails with %s", what,
-	       strerrorname_np(err));
+	       errno_to_name(err));
 	if (r != -1 || saved != err)
 		printf("# returned %ld, errno %d (%s)\n", r, saved,
 		       strerror(saved));

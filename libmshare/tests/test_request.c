@@ -21,31 +21,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mshare-common/fd-pass.h"
+#include "mshare-common/tap.h"
 #include "mshare.h"
-#include "tap.h"
-
 
 static void send_reply(int fd, const char *text, int pass_fd)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control = {};
-	struct iovec iov = { .iov_base = (void *)text, .iov_len = strlen(text) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-
-	if (pass_fd >= 0) {
-		struct cmsghdr *c;
-
-		mh.msg_control = control.buf;
-		mh.msg_controllen = sizeof(control.buf);
-		c = CMSG_FIRSTHDR(&mh);
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(c), &pass_fd, sizeof(int));
-	}
-	sendmsg(fd, &mh, MSG_NOSIGNAL);
+	send_fds(fd, text, strlen(text), &pass_fd, pass_fd >= 0 ? 1 : 0, 0);
 }
 
 /* The fake daemon: one request per connection, answered by region name. */
@@ -83,6 +65,11 @@ static void serve(int listen_fd)
 			send_reply(fd, "{\"version\":1,\"status\":\"error\",\"errno\":\"ENOTANERRNO\",\"message\":\"?\"}", -1);
 		} else if (!strcmp(region, "nofd")) {
 			send_reply(fd, "{\"version\":1,\"status\":\"ok\"}", -1);
+		} else if (!strcmp(region, "newer")) {
+			/* A descriptor with it: it must not stay open in the client. */
+			memfd = memfd_create("newer", 0);
+			send_reply(fd, "{\"version\":2,\"status\":\"ok\"}", memfd);
+			close(memfd);
 		} else if (!strcmp(region, "garbage")) {
 			memfd = memfd_create("garbage", 0);
 			send_reply(fd, "this is not json", memfd);
@@ -150,6 +137,9 @@ int main(void)
 	ok(mshare_request("oddname", 0) == -1 && errno == EPROTO, "an errno name we do not know gives EPROTO");
 	errno = 0;
 	ok(mshare_request("nofd", 0) == -1 && errno == EPROTO, "\"ok\" without a descriptor gives EPROTO");
+	errno = 0;
+	ok(mshare_request("newer", 0) == -1 && errno == EPROTO,
+	   "a reply of another protocol version gives EPROTO");
 	errno = 0;
 	ok(mshare_request("garbage", 0) == -1 && errno == EPROTO, "a reply that is not JSON gives EPROTO");
 	errno = 0;

@@ -7,7 +7,7 @@
  */
 #include <assert.h>
 
-#include "protocol.h"
+#include "mshare-common/protocol.h"
 
 static bool str_eq(const char *a, const char *b)
 {

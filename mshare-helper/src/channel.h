@@ -27,8 +27,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "mshare-common/protocol.h"
 #include "policy.h"
-#include "protocol.h"
 #include "watch.h"
 
 /* Containers registered at once, at most (fewer if descriptors are short:

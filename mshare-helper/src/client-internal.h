@@ -5,7 +5,7 @@
 
 #include <mshare-client.h>
 
-#include "protocol.h"
+#include "mshare-common/protocol.h"
 
 /*
  * Sends req and reads the reply. A refusal is returned as -errno (its

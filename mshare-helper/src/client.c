@@ -5,6 +5,7 @@
 #include <sys/un.h>
 
 #include "client-internal.h"
+#include "mshare-common/fd-pass.h"
 
 /* Descriptors accepted with one reply; more are a protocol error. */
 #define CLIENT_MAX_FDS 4
@@ -54,85 +55,40 @@ static void set_message(struct mshare_client *c, char *message)
 	c->message = message;
 }
 
-/* Descriptors sent with one request, at most. */
-#define CLIENT_MAX_SEND_FDS 4
-
 static int client_send(struct mshare_client *c, const struct proto_request *req, const int *fds,
 		       size_t n_fds)
 {
 	_cleanup_free_ char *text = NULL;
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_SEND_FDS)];
-	} control = {};
-	struct iovec iov;
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
 	size_t len;
-	ssize_t n;
 	int k;
 
-	if (n_fds > CLIENT_MAX_SEND_FDS)
-		return -EINVAL;
 	k = proto_request_encode(req, &text, &len);
 	if (k < 0)
 		return k;
-	iov = (struct iovec){ .iov_base = text, .iov_len = len };
-	if (n_fds > 0) {
-		struct cmsghdr *cmsg;
-
-		mh.msg_control = control.buf;
-		mh.msg_controllen = CMSG_SPACE(sizeof(int) * n_fds);
-		cmsg = CMSG_FIRSTHDR(&mh);
-		cmsg->cmsg_level = SOL_SOCKET;
-		cmsg->cmsg_type = SCM_RIGHTS;
-		cmsg->cmsg_len = CMSG_LEN(sizeof(int) * n_fds);
-		memcpy(CMSG_DATA(cmsg), fds, sizeof(int) * n_fds);
-	}
-	n = sendmsg(c->fd, &mh, MSG_NOSIGNAL);
-	if (n < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
-	return (size_t)n == len ? 0 : -EIO;
+	k = send_fds(c->fd, text, len, fds, n_fds, 0);
+	return k == -EAGAIN ? -ETIMEDOUT : k;
 }
 
 /* One message, and the descriptors that came with it. */
 static int client_receive(struct mshare_client *c, size_t *ret_len, int fds[CLIENT_MAX_FDS],
 			  size_t *ret_n_fds)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int) * CLIENT_MAX_FDS)];
-	} control;
-	struct iovec iov = { .iov_base = c->buf, .iov_len = MSHARE_PROTOCOL_MAX_MESSAGE };
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = control.buf,
-		.msg_controllen = sizeof(control.buf),
-	};
-	size_t n_fds = 0;
 	ssize_t n;
 
-	do
-		n = recvmsg(c->fd, &mh, MSG_CMSG_CLOEXEC | MSG_TRUNC);
-	while (n < 0 && errno == EINTR);
+	n = recv_fds(c->fd, c->buf, MSHARE_PROTOCOL_MAX_MESSAGE, fds, CLIENT_MAX_FDS, ret_n_fds, 0);
+	if (n == -EAGAIN)
+		return -ETIMEDOUT;
+	if (n == -EBADMSG)
+		return -EMSGSIZE; /* more descriptors than a reply carries */
 	if (n < 0)
-		return errno == EAGAIN ? -ETIMEDOUT : -errno;
-
-	for (struct cmsghdr *cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
-		size_t k;
-
-		if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS)
-			continue;
-		k = (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int);
-		for (size_t i = 0; i < k && n_fds < CLIENT_MAX_FDS; i++)
-			memcpy(&fds[n_fds++], CMSG_DATA(cmsg) + i * sizeof(int), sizeof(int));
-	}
-	*ret_n_fds = n_fds;
-
+		return (int)n;
 	if (n == 0)
 		return -ECONNRESET; /* the daemon hung up */
-	if ((mh.msg_flags & (MSG_TRUNC | MSG_CTRUNC)) || (size_t)n > MSHARE_PROTOCOL_MAX_MESSAGE)
+	if ((size_t)n > MSHARE_PROTOCOL_MAX_MESSAGE) {
+		close_fds(fds, *ret_n_fds);
+		*ret_n_fds = 0;
 		return -EMSGSIZE;
+	}
 	*ret_len = (size_t)n;
 	return 0;
 }
@@ -162,7 +118,7 @@ int mshare_client_call_fds(struct mshare_client *c, const struct proto_request *
 	send_error = k;
 	k = client_receive(c, &len, fds, &n_fds);
 	/* The reset of a hang-up is reported once, before what is queued. */
-	if (k == -ECONNRESET && n_fds == 0)
+	if (k == -ECONNRESET)
 		k = client_receive(c, &len, fds, &n_fds);
 	if (k < 0 && send_error < 0)
 		k = send_error;

@@ -438,7 +438,7 @@ static int parse_size_key(struct parser *p, const char *key, const char *value, 
 		parser_error(p, p->line, "%s=: '%s' is too large", key, value);
 	else if (r < 0)
 		parser_error(p, p->line,
-			     "%s=: invalid size '%s' (a number of bytes with an optional K, M, G, T or P suffix)",
+			     "%s=: invalid size '%s' (a number of bytes with an optional K, M, G, T or P suffix, as 64M or 64MiB)",
 			     key, value);
 	return r;
 }

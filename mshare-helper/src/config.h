@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#include "mode.h"
+#include "mshare-common/mode.h"
 #include "util.h"
 
 #define CONFIG_DIR_DEFAULT "/etc/mshare/regions.d"

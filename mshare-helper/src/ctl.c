@@ -8,7 +8,8 @@
 #include <stdarg.h>
 
 #include "client-internal.h"
-#include "protocol.h"
+#include "mshare-common/log.h"
+#include "mshare-common/protocol.h"
 #include "util.h"
 
 #ifndef MSHARE_HELPER_VERSION
@@ -74,10 +75,8 @@ static int report(struct mshare_client *c, int error, const char *what)
 	const char *m = c ? mshare_client_error_message(c) : NULL;
 
 	if (m)
-		fprintf(stderr, "mshare-ctl: %s: %s (%s)\n", what, m, errno_to_name(error));
-	else
-		fprintf(stderr, "mshare-ctl: %s: %s\n", what, strerror(-error));
-	return error;
+		return log_error_errno(error, "%s: %s (%s)", what, m, errno_to_name(error));
+	return log_error_errno(error, "%s: %m", what);
 }
 
 static int connect_daemon(const struct options *o, struct mshare_client **ret)
@@ -87,15 +86,12 @@ static int connect_daemon(const struct options *o, struct mshare_client **ret)
 	int k;
 
 	k = mshare_client_new(&c);
-	if (k < 0) {
-		fprintf(stderr, "mshare-ctl: %s\n", strerror(-k));
-		return k;
-	}
+	if (k < 0)
+		return log_error_errno(k, "%m");
 	k = mshare_client_connect(c, path, "mshare-ctl " MSHARE_HELPER_VERSION);
 	if (k < 0) {
 		if (k == -ENOENT || k == -ECONNREFUSED)
-			fprintf(stderr, "mshare-ctl: cannot connect to %s: %s (is mshare-owner running?)\n",
-				path, strerror(-k));
+			log_error_errno(k, "cannot connect to %s: %m (is mshare-owner running?)", path);
 		else
 			report(c, k, path);
 		mshare_client_free(c);
@@ -132,14 +128,14 @@ static int fetch_regions(struct mshare_client *c, json_t **ret)
 			return report(c, k, "list");
 		regions = json_object_get(reply.object, "regions");
 		if (!json_is_array(regions) || json_array_extend(all, regions) < 0) {
-			fprintf(stderr, "mshare-ctl: list: malformed reply\n");
+			log_error("list: malformed reply");
 			return -EPROTO;
 		}
 		next = json_object_get(reply.object, "next");
 		if (!json_is_integer(next))
 			break;
 		if (json_integer_value(next) <= (json_int_t)req.start || json_integer_value(next) > UINT32_MAX) {
-			fprintf(stderr, "mshare-ctl: list: malformed reply\n");
+			log_error("list: malformed reply");
 			return -EPROTO;
 		}
 		req.start = (uint32_t)json_integer_value(next);
@@ -236,7 +232,7 @@ static int verb_list(struct mshare_client *c, const struct options *o)
 
 		k = proto_region_info_from_json(v, &info, &error);
 		if (k < 0) {
-			fprintf(stderr, "mshare-ctl: list: malformed region: %s\n", strna(error));
+			log_error("list: malformed region: %s", strna(error));
 			free(rows);
 			return -EPROTO;
 		}
@@ -266,7 +262,7 @@ static int verb_containers(struct mshare_client *c, const struct options *o)
 		return report(c, k, "containers");
 	all = json_object_get(reply.object, "containers");
 	if (!json_is_array(all)) {
-		fprintf(stderr, "mshare-ctl: containers: malformed reply\n");
+		log_error("containers: malformed reply");
 		return -EPROTO;
 	}
 	if (o->json) {
@@ -341,7 +337,7 @@ static int verb_show(struct mshare_client *c, const struct options *o, const cha
 	int k;
 
 	if (!region_name_is_valid(name)) {
-		fprintf(stderr, "mshare-ctl: invalid region name: %s\n", name);
+		log_error("invalid region name: %s", name);
 		return -EINVAL;
 	}
 	k = mshare_client_call(c, &req, &reply, NULL);
@@ -355,7 +351,7 @@ static int verb_show(struct mshare_client *c, const struct options *o, const cha
 	}
 	k = proto_region_info_from_json(json_object_get(reply.object, "region"), &info, &error);
 	if (k < 0) {
-		fprintf(stderr, "mshare-ctl: show: malformed reply: %s\n", strna(error));
+		log_error("show: malformed reply: %s", strna(error));
 		return -EPROTO;
 	}
 
@@ -418,7 +414,7 @@ static int verb_destroy(struct mshare_client *c, const struct options *o, const 
 	int k;
 
 	if (!region_name_is_valid(name)) {
-		fprintf(stderr, "mshare-ctl: invalid region name: %s\n", name);
+		log_error("invalid region name: %s", name);
 		return -EINVAL;
 	}
 	/* Creating the region anew may populate it: no deadline. */
@@ -454,7 +450,7 @@ static int verb_run(struct mshare_client **cp, const struct options *o, const ch
 	int fd = -1, k;
 
 	if (!region_name_is_valid(name)) {
-		fprintf(stderr, "mshare-ctl: invalid region name: %s\n", name);
+		log_error("invalid region name: %s", name);
 		return -EINVAL;
 	}
 	k = mshare_client_get(*cp, name, o->rdonly, NULL, &fd, &region_size);
@@ -469,16 +465,14 @@ static int verb_run(struct mshare_client **cp, const struct options *o, const ch
 		int n = fcntl(fd, F_DUPFD, 3);
 
 		if (n < 0) {
-			k = -errno;
-			fprintf(stderr, "mshare-ctl: cannot move the descriptor: %m\n");
+			k = log_error_errno(errno, "cannot move the descriptor: %m");
 			close(fd);
 			return k;
 		}
 		close(fd);
 		fd = n;
 	} else if (fcntl(fd, F_SETFD, 0) < 0) {
-		k = -errno;
-		fprintf(stderr, "mshare-ctl: cannot clear close-on-exec: %m\n");
+		k = log_error_errno(errno, "cannot clear close-on-exec: %m");
 		close(fd);
 		return k;
 	}
@@ -489,14 +483,13 @@ static int verb_run(struct mshare_client **cp, const struct options *o, const ch
 	    (k = set_env_u64("MSHARE_REGION_SIZE", region_size)) < 0 ||
 	    setenv("MSHARE_REGION", name, 1) < 0 ||
 	    setenv("MSHARE_MODE", o->rdonly ? "ro" : "rw", 1) < 0) {
-		fprintf(stderr, "mshare-ctl: cannot set the environment: %s\n", strerror(ENOMEM));
+		log_error_errno(ENOMEM, "cannot set the environment: %m");
 		close(fd);
 		return -ENOMEM;
 	}
 
 	execvp(command[0], command);
-	k = -errno;
-	fprintf(stderr, "mshare-ctl: cannot run %s: %m\n", command[0]);
+	k = log_error_errno(errno, "cannot run %s: %m", command[0]);
 	close(fd);
 	return k;
 }
@@ -552,6 +545,7 @@ int main(int argc, char *argv[])
 	int n_head = argc, n_args, k;
 	char **args;
 
+	log_open("mshare-ctl");
 	/* "run NAME -- CMD ARGS": what follows the first "--" is the command,
 	 * never our options. */
 	for (int i = 1; i < argc; i++)

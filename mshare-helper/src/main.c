@@ -23,8 +23,8 @@
 #include "fdstore.h"
 #include "log.h"
 #include "manager.h"
+#include "mshare-common/protocol.h"
 #include "persist.h"
-#include "protocol.h"
 #include "server.h"
 
 #ifndef MSHARE_HELPER_VERSION
@@ -640,7 +640,7 @@ int main(int argc, char *argv[])
 	rlim_t nofile;
 
 	block_signals();
-	log_open("mshare-owner");
+	log_open_service("mshare-owner", log_journal_sink);
 	k = parse_argv(argc, argv, &d.opts, &usage);
 	if (k < 0)
 		return usage_error(k, usage);

@@ -6,9 +6,10 @@
 #include "channel.h"
 #include "crash.h"
 #include "log.h"
+#include "mshare-common/fd-pass.h"
+#include "mshare-common/protocol.h"
 #include "peer.h"
 #include "policy.h"
-#include "protocol.h"
 #include "server.h"
 
 #ifndef MSHARE_HELPER_VERSION
@@ -141,32 +142,11 @@ static void conn_free(struct conn *c)
 
 /* ---- sending ---- */
 
+/* One reply, with pass_fd if it is >= 0; never blocks (EAGAIN: the peer's
+ * queue is full). */
 static int send_message(int fd, const char *buf, size_t len, int pass_fd)
 {
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int))];
-	} control = {};
-	struct iovec iov = { .iov_base = (void *)buf, .iov_len = len };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1 };
-	ssize_t n;
-
-	if (pass_fd >= 0) {
-		struct cmsghdr *cmsg;
-
-		mh.msg_control = control.buf;
-		mh.msg_controllen = sizeof(control.buf);
-		cmsg = CMSG_FIRSTHDR(&mh);
-		cmsg->cmsg_level = SOL_SOCKET;
-		cmsg->cmsg_type = SCM_RIGHTS;
-		cmsg->cmsg_len = CMSG_LEN(sizeof(int));
-		memcpy(CMSG_DATA(cmsg), &pass_fd, sizeof(int));
-	}
-	/* MSG_NOSIGNAL: a peer that went away is EPIPE here, never SIGPIPE. */
-	n = sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
-	if (n < 0)
-		return -errno;
-	return (size_t)n == len ? 0 : -EIO; /* SOCK_SEQPACKET: all or nothing */
+	return send_fds(fd, buf, len, &pass_fd, pass_fd >= 0 ? 1 : 0, MSG_DONTWAIT);
 }
 
 /*
@@ -812,57 +792,37 @@ static int conn_dispatch(struct conn *c, struct proto_request *req, int fds[2])
 	}
 }
 
-static void close_fds(int *fds, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		fds[i] = safe_close(fds[i]);
-}
-
 /* Reads and answers one message. < 0: close the connection. */
 static int conn_process(struct conn *c)
 {
 	struct server *s = c->server;
-	struct iovec iov = { .iov_base = s->buf, .iov_len = MSHARE_PROTOCOL_MAX_MESSAGE };
-	union {
-		struct cmsghdr h;
-		char buf[CMSG_SPACE(sizeof(int) * REQUEST_MAX_FDS)];
-	} control;
-	/* Descriptors past REQUEST_MAX_FDS are dropped by the kernel
-	 * (MSG_CTRUNC); credentials are never asked for (no SO_PASSCRED). */
-	struct msghdr mh = {
-		.msg_iov = &iov,
-		.msg_iovlen = 1,
-		.msg_control = control.buf,
-		.msg_controllen = sizeof(control.buf),
-	};
 	_cleanup_(proto_request_done) struct proto_request req = {};
 	_cleanup_free_ char *error = NULL;
 	int fds[REQUEST_MAX_FDS];
 	size_t n_fds = 0;
-	bool other_control = false;
 	ssize_t n;
 	int k;
 
-	n = recvmsg(c->watch.fd, &mh, MSG_DONTWAIT | MSG_TRUNC | MSG_CMSG_CLOEXEC);
-	if (n < 0) {
-		if (errno == EAGAIN || errno == EINTR)
-			return 0;
-		return log_debug_errno(errno, "Cannot read from pid %d: %m", (int)c->peer.pid);
+	/* Credentials are never asked for (no SO_PASSCRED). */
+	n = recv_fds(c->watch.fd, s->buf, MSHARE_PROTOCOL_MAX_MESSAGE, fds, REQUEST_MAX_FDS, &n_fds,
+		     MSG_DONTWAIT);
+	if (n == -EAGAIN)
+		return 0;
+	if (n == -EBADMSG) {
+		/* recv_fds() closed what came. */
+		log_notice("Pid %d (%s), uid %u sent more than %d file descriptors, or other "
+			   "control data; closing.", (int)c->peer.pid, c->peer.comm, c->peer.uid,
+			   REQUEST_MAX_FDS);
+		return conn_reply(c, proto_reply_new_error(EBADMSG,
+			"only register may carry file descriptors, and nothing carries credentials"),
+			-1, true);
 	}
-	for (struct cmsghdr *cmsg = CMSG_FIRSTHDR(&mh); cmsg; cmsg = CMSG_NXTHDR(&mh, cmsg)) {
-		if (cmsg->cmsg_level != SOL_SOCKET || cmsg->cmsg_type != SCM_RIGHTS) {
-			other_control = true;
-			continue;
-		}
-		for (size_t i = 0; i < (cmsg->cmsg_len - CMSG_LEN(0)) / sizeof(int) && n_fds < REQUEST_MAX_FDS; i++)
-			memcpy(&fds[n_fds++], CMSG_DATA(cmsg) + i * sizeof(int), sizeof(int));
-	}
-	if (n == 0) {
-		close_fds(fds, n_fds);
+	if (n < 0)
+		return log_debug_errno((int)n, "Cannot read from pid %d: %m", (int)c->peer.pid);
+	if (n == 0)
 		return -ECONNRESET; /* hung up */
-	}
 
-	if ((mh.msg_flags & MSG_TRUNC) || (size_t)n > MSHARE_PROTOCOL_MAX_MESSAGE) {
+	if ((size_t)n > MSHARE_PROTOCOL_MAX_MESSAGE) {
 		close_fds(fds, n_fds);
 		log_notice("Pid %d (%s), uid %u sent a message of %zd bytes, more than %d; closing.",
 			   (int)c->peer.pid, c->peer.comm, c->peer.uid, n, MSHARE_PROTOCOL_MAX_MESSAGE);
@@ -883,12 +843,11 @@ static int conn_process(struct conn *c)
 		return conn_reply(c, proto_reply_new_error(k, "%s", error ?: strerror(-k)), -1, true);
 	}
 	/* Only register carries descriptors: exactly two. */
-	if ((mh.msg_flags & MSG_CTRUNC) || other_control ||
-	    (req.op == PROTO_OP_REGISTER ? n_fds != 2 : n_fds != 0)) {
+	if (req.op == PROTO_OP_REGISTER ? n_fds != 2 : n_fds != 0) {
 		close_fds(fds, n_fds);
-		log_notice("Pid %d (%s), uid %u sent %s with %s%zu file descriptor%s; closing.",
+		log_notice("Pid %d (%s), uid %u sent %s with %zu file descriptor%s; closing.",
 			   (int)c->peer.pid, c->peer.comm, c->peer.uid, proto_op_to_string(req.op),
-			   (mh.msg_flags & MSG_CTRUNC) ? "more than " : "", n_fds, n_fds == 1 ? "" : "s");
+			   n_fds, n_fds == 1 ? "" : "s");
 		return conn_reply(c, proto_reply_new_error(EBADMSG, req.op == PROTO_OP_REGISTER ?
 			"register carries exactly two file descriptors: a listening socket and a pidfd" :
 			"only register may carry file descriptors, and nothing carries credentials"),

@@ -18,8 +18,8 @@
 #include <sys/types.h>
 
 #include "config.h"
+#include "mshare-common/protocol.h"
 #include "policy.h"
-#include "protocol.h"
 
 #define STATE_VERSION 1
 

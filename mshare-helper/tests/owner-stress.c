@@ -20,8 +20,10 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 
-#include "protocol.h"
-#include "tap.h"
+#include "mshare-common/fd-pass.h"
+#include "mshare-common/protocol.h"
+#include "mshare-common/tap.h"
+#include "util.h"
 
 static const char *socket_path = MSHARE_SOCKET_PATH;
 
@@ -53,16 +55,11 @@ static int send_text(int fd, const void *buf, size_t len)
 static int receive_reply(int fd, int timeout_ms, int *ret_fd)
 {
 	static char buf[MSHARE_PROTOCOL_MAX_MESSAGE];
-	union {
-		struct cmsghdr h;
-		char b[CMSG_SPACE(sizeof(int))];
-	} control;
-	struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.b,
-			     .msg_controllen = sizeof(control.b) };
 	struct pollfd p = { .fd = fd, .events = POLLIN };
 	struct proto_reply reply = {};
 	char *error = NULL;
+	int fds[1];
+	size_t n_fds = 0;
 	ssize_t n;
 	int k;
 
@@ -71,19 +68,15 @@ static int receive_reply(int fd, int timeout_ms, int *ret_fd)
 	k = poll(&p, 1, timeout_ms);
 	if (k <= 0)
 		return k < 0 ? -errno : -ETIMEDOUT;
-	n = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+	n = recv_fds(fd, buf, sizeof(buf), fds, 1, &n_fds, 0);
 	if (n <= 0)
 		return -ECONNRESET;
-	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-		if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_RIGHTS) {
-			int got;
-
-			memcpy(&got, CMSG_DATA(c), sizeof(int));
-			if (ret_fd)
-				*ret_fd = got;
-			else
-				close(got);
-		}
+	if (n_fds == 1) {
+		if (ret_fd)
+			*ret_fd = fds[0];
+		else
+			close(fds[0]);
+	}
 	k = proto_reply_decode(buf, (size_t)n, &reply, &error);
 	if (k == 0)
 		k = reply.error;
@@ -146,20 +139,7 @@ static void test_bad_messages(void)
 	/* File descriptors sent along are refused. */
 	fd = connect_owner();
 	if (fd >= 0 && pipe2(p, O_CLOEXEC) == 0) {
-		union {
-			struct cmsghdr h;
-			char b[CMSG_SPACE(2 * sizeof(int))];
-		} control = {};
-		struct iovec iov = { .iov_base = (void *)one, .iov_len = strlen(one) };
-		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = control.b,
-				     .msg_controllen = sizeof(control.b) };
-		struct cmsghdr *c = CMSG_FIRSTHDR(&mh);
-
-		c->cmsg_level = SOL_SOCKET;
-		c->cmsg_type = SCM_RIGHTS;
-		c->cmsg_len = CMSG_LEN(2 * sizeof(int));
-		memcpy(CMSG_DATA(c), p, 2 * sizeof(int));
-		if (sendmsg(fd, &mh, MSG_NOSIGNAL) >= 0)
+		if (send_fds(fd, one, strlen(one), p, 2, 0) == 0)
 			k = receive_reply(fd, 5000, NULL);
 		close(p[0]);
 		close(p[1]);

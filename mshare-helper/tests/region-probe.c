@@ -45,6 +45,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "mshare-common/errno-name.h"
 #include "mshare.h"
 
 struct probe {
@@ -212,8 +213,8 @@ static int cmd_control(const struct probe *p)
 	map = mshare_map_object(p->fd, 0, p->bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
 				-1, 0) < 0 ? errno : 0;
 	unmap = mshare_unmap(p->fd, 0, p->bytes) < 0 ? errno : 0;
-	printf("map=%s unmap=%s\n", map ? strerrorname_np(map) : "allowed",
-	       unmap ? strerrorname_np(unmap) : "allowed");
+	printf("map=%s unmap=%s\n", map ? errno_to_name(map) : "allowed",
+	       unmap ? errno_to_name(unmap) : "allowed");
 	return map == EPERM && unmap == EPERM ? 0 : 1;
 }
 
@@ -301,7 +302,7 @@ int main(int argc, char **argv)
 		p.fd = mshare_request(request, ro ? MSHARE_REQUEST_RDONLY : 0);
 		if (p.fd < 0) {
 			fprintf(stderr, "region-probe: mshare_request(%s, %s): %s (%m)\n", request,
-				ro ? "read-only" : "read-write", strerrorname_np(errno));
+				ro ? "read-only" : "read-write", errno_to_name(errno));
 			return 1;
 		}
 	}

@@ -4,7 +4,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
-#include "tap.h"
+#include "mshare-common/tap.h"
 
 /* Parses text as "test.conf" plus the cross-file checks. */
 static int parse_n(const char *text, size_t n, struct config **ret, char ***errors)

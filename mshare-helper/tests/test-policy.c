@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
+#include "mshare-common/tap.h"
 #include "policy.h"
-#include "tap.h"
 
 static const char conf[] =
 	"[Region]\nName=pool\nSize=4K\n"

@@ -10,8 +10,8 @@
 
 #include "config.h"
 #include "fdstore.h"
+#include "mshare-common/tap.h"
 #include "state.h"
-#include "tap.h"
 
 static struct container_annotation annotations[] = {
 	{ "io.mshare.regions", "pool:rw,catalog" },

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "config.h"
+#include "mshare-common/size.h"
 #include "pages.h"
 
 /* 1, 0, or -EINVAL for a value that is neither. */
@@ -68,14 +69,14 @@ void config_parse(struct config *c, const char *min_size, const char *region,
 	if (min_size && *min_size) {
 		uint64_t v;
 
-		if (preload_parse_size(min_size, &v) < 0)
+		if (parse_size(min_size, &v) < 0)
 			invalid(c, "MSHARE_PRELOAD_MIN_SIZE", min_size,
 				"a size (bytes, or with a suffix: 32M, 1G, 1GiB)");
 		else
 			c->min_size = v;
 	}
 	if (region && *region) {
-		if (preload_check_region_name(region) < 0)
+		if (!region_name_is_valid(region))
 			invalid(c, "MSHARE_PRELOAD_REGION", region,
 				"a region name (1 to 64 of A-Z a-z 0-9 _ . -, starting with a letter or a digit)");
 		else

@@ -5,7 +5,7 @@
  * The library's settings, from the environment, read once per process (on
  * the first call that might be served):
  *
- *   MSHARE_PRELOAD_MIN_SIZE  the threshold (default 32M; see size.h); never
+ *   MSHARE_PRELOAD_MIN_SIZE  the threshold (default 32M; mshare-common/size.h); never
  *                            less than a page
  *   MSHARE_PRELOAD_REGION    a region of mshare-owner to serve from, by
  *                            name; unset: a region of the process's own
@@ -18,13 +18,13 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "size.h"
+#include "mshare-common/region-name.h"
 
 #define PRELOAD_DEFAULT_MIN_SIZE (UINT64_C(32) << 20)
 
 struct config {
 	uint64_t min_size;
-	char region[65];	/* "" for a region of its own */
+	char region[REGION_NAME_MAX + 1];	/* "" for a region of its own */
 	bool strict;
 	bool quiet;
 	int error;		/* -EINVAL if a variable's value is invalid */

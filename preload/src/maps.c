@@ -12,8 +12,8 @@
 #include <sys/sysmacros.h>
 #include <unistd.h>
 
-#include "macro.h"
 #include "maps.h"
+#include "mshare-common/macro.h"
 
 struct wanted {
 	uintptr_t start, end;

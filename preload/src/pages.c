@@ -10,7 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "macro.h"
+#include "mshare-common/macro.h"
 #include "pages.h"
 
 uint64_t page_size(void)

@@ -9,7 +9,7 @@
  * the interposed calls or takes a lock of the C library's.
  */
 
-#include "macro.h"
+#include "mshare-common/macro.h"
 
 #define PRELOAD_NAME "mshare-preload"
 

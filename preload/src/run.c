@@ -17,9 +17,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "macro.h"
+#include "mshare-common/macro.h"
+#include "mshare-common/region-name.h"
+#include "mshare-common/size.h"
 #include "paths.h"
-#include "size.h"
 
 #define PROG "mshare-run"
 #define LIB_NAME "libmshare-preload.so"
@@ -98,7 +99,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 	while ((c = getopt_long(argc, argv, "+:r:s:m:qh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'r':
-			if (preload_check_region_name(optarg) < 0)
+			if (!region_name_is_valid(optarg))
 				usage_error("invalid region name '%s' (1 to 64 of A-Z a-z 0-9 _ . -, starting with a letter or a digit)",
 					    optarg);
 			o->region = optarg;
@@ -109,7 +110,7 @@ static void parse_options(int argc, char **argv, struct options *o)
 			o->socket = optarg;
 			break;
 		case 'm':
-			if (preload_parse_size(optarg, &size) < 0)
+			if (parse_size(optarg, &size) < 0)
 				usage_error("invalid size '%s' for --min-size (bytes, or with a suffix: 32M, 1G, 1GiB)",
 					    optarg);
 			o->min_size = optarg;

@@ -41,7 +41,7 @@
 
 #include <mshare.h>
 
-#include "tap.h"
+#include "mshare-common/tap.h"
 
 #define PAGE 4096UL
 #define MAGIC UINT64_C(0x6d73686172653137) /* "mshare17" */

@@ -63,6 +63,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mshare-common/errno-name.h"
+
 static char *map;
 static size_t map_len;
 static int shm_id = -1;
@@ -78,7 +80,7 @@ static void error_exit(const char *step)
 {
 	int e = errno;
 
-	printf("%s: error %s (%s)\n", step, strerrorname_np(e), strerror(e));
+	printf("%s: error %s (%s)\n", step, errno_to_name(e), strerror(e));
 	remove_segment();
 	exit(3);
 }
@@ -131,7 +133,7 @@ static void step_map(size_t len, const char *kind)
 
 	p = mmap(addr, len, prot, flags, fd, 0);
 	if (p == MAP_FAILED && !strcmp(kind, "huge-try")) {
-		printf("map: MAP_HUGETLB failed (%s), retrying without\n", strerrorname_np(errno));
+		printf("map: MAP_HUGETLB failed (%s), retrying without\n", errno_to_name(errno));
 		p = mmap(NULL, len, prot, flags & ~MAP_HUGETLB, fd, 0);
 	}
 	if (p == MAP_FAILED)
@@ -317,7 +319,7 @@ static void step_byte(const char *offset)
 static void tried(const char *step, int r)
 {
 	if (r < 0)
-		printf("%s: %s\n", step, strerrorname_np(errno));
+		printf("%s: %s\n", step, errno_to_name(errno));
 	else
 		printf("%s: ok\n", step);
 }

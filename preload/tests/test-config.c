@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "config.h"
-#include "tap.h"
+#include "mshare-common/tap.h"
 
 int main(void)
 {

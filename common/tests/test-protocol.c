@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "protocol.h"
-#include "tap.h"
+#include "mshare-common/protocol.h"
+#include "mshare-common/tap.h"
 
 static bool str_eq(const char *a, const char *b)
 {

@@ -2,9 +2,9 @@
 #pragma once
 
 /*
- * Small helpers shared by the userspace components (mshare-helper,
- * crun-hook, demo-app): cleanup attributes in the style of systemd, and
- * taking ownership out of them.
+ * Small helpers shared by the userspace components: cleanup attributes in
+ * the style of systemd, and taking ownership out of them. The cleanups keep
+ * errno, so that libmshare can set it on the way out of a function.
  */
 
 #include <errno.h>
@@ -44,8 +44,12 @@ static inline void closep(int *fd)
 
 static inline void fclosep(FILE **f)
 {
-	if (*f)
+	if (*f) {
+		int saved = errno;
+
 		fclose(*f);
+		errno = saved;
+	}
 }
 
 #define _cleanup_free_ _cleanup_(freep)

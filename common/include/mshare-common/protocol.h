@@ -5,15 +5,20 @@
  * The owner protocol, version 1: see docs/protocol.md. One JSON object per
  * SOCK_SEQPACKET message, at most MSHARE_PROTOCOL_MAX_MESSAGE bytes, each
  * carrying "version". This file only turns messages into structures and back;
- * it does no I/O, so that the decoders can be unit-tested and fuzzed.
+ * it does no I/O, so that the decoders can be unit-tested and fuzzed. The one
+ * implementation of the protocol: the daemon, libmshare-client (mshare-ctl,
+ * the OCI hook) and libmshare's mshare_request() all use it.
  */
 
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "mode.h"
-#include "util.h"
+#include "mshare-common/errno-name.h"
+#include "mshare-common/macro.h"
+#include "mshare-common/mode.h"
+#include "mshare-common/region-name.h"
+#include "mshare-common/strprintf.h"
 
 #define MSHARE_PROTOCOL_VERSION 1
 #define MSHARE_PROTOCOL_MAX_MESSAGE (64 * 1024)

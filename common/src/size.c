@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The size parser of MSHARE_PRELOAD_MIN_SIZE and mshare-run --min-size,
- * and the check of region names (docs/protocol.md).
+ * No locale, no strtoull(): the same answer in every program, and nothing
+ * the LD_PRELOAD library (preload/) could not call from its constructor.
  */
-
 #include <errno.h>
 #include <string.h>
 
-#include "size.h"
+#include "mshare-common/size.h"
 
-#define REGION_NAME_MAX 64
-
+/* K -> 10, M -> 20, ... P -> 50; 0 if c is no multiple. */
 static unsigned suffix_shift(char c)
 {
 	static const char suffixes[] = "KMGTP";
@@ -22,7 +20,7 @@ static unsigned suffix_shift(char c)
 	return p ? 10 * (unsigned)(p - suffixes + 1) : 0;
 }
 
-int preload_parse_size(const char *s, uint64_t *ret)
+int parse_size(const char *s, uint64_t *ret)
 {
 	uint64_t v = 0;
 	unsigned shift;
@@ -39,9 +37,9 @@ int preload_parse_size(const char *s, uint64_t *ret)
 	shift = suffix_shift(*s);
 	if (shift) {
 		s++;
-		if (*s == 'i' && s[1] == 'B')
+		if (s[0] == 'i' && s[1] == 'B')
 			s += 2;
-		else if (*s == 'B')
+		else if (s[0] == 'B')
 			s++;
 	} else if (*s == 'B')
 		s++;
@@ -51,23 +49,4 @@ int preload_parse_size(const char *s, uint64_t *ret)
 		return -ERANGE;
 	*ret = v << shift;
 	return 0;
-}
-
-static int name_char(char c, int first)
-{
-	if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
-		return 1;
-	return !first && (c == '_' || c == '.' || c == '-');
-}
-
-int preload_check_region_name(const char *s)
-{
-	size_t n;
-
-	if (!s)
-		return -EINVAL;
-	for (n = 0; s[n]; n++)
-		if (n >= REGION_NAME_MAX || !name_char(s[n], n == 0))
-			return -EINVAL;
-	return n ? 0 : -EINVAL;
 }

@@ -2,7 +2,7 @@
 #include <limits.h>
 #include <stdarg.h>
 
-#include "protocol.h"
+#include "mshare-common/protocol.h"
 
 static const char *const op_names[_PROTO_OP_MAX] = {
 	[PROTO_OP_HELLO] = "hello",
