@@ -13,11 +13,16 @@ COMMON_LIB := $(COMMON)/build/libmshare-common.a
 common_saved_goal := $(.DEFAULT_GOAL)
 
 # The library is common/'s product: its Makefile decides whether it is up
-# to date.
+# to date. The recipe is the library's own (not an order-only phony
+# prerequisite), so that make looks at its time again after the sub-make
+# and relinks what depends on it in the same run.
 .PHONY: common-lib
-common-lib:
+common-lib: $(COMMON_LIB)
+
+$(COMMON_LIB): common-lib-force
 	$(MAKE) -C $(COMMON) build/libmshare-common.a
 
-$(COMMON_LIB): | common-lib
+.PHONY: common-lib-force
+common-lib-force:
 
 .DEFAULT_GOAL := $(common_saved_goal)

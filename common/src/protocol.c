@@ -346,6 +346,19 @@ int proto_dump(json_t *o, char **ret, size_t *ret_len)
 	return 0;
 }
 
+/*
+ * A new empty object. Not json_object() by name: this file is linked into
+ * libmshare-preload.so, which runs inside programs that may define a
+ * function of that name themselves (the postgres executable exports its
+ * SQL function json_object()), and a preloaded library's call by name binds
+ * to the executable's definition first. json_pack() reaches jansson's own
+ * json_object() from inside libjansson, which binds it locally.
+ */
+static json_t *new_object(void)
+{
+	return json_pack("{}");
+}
+
 static int set_new(json_t *o, const char *key, json_t *v)
 {
 	/* json_object_set_new() takes v even when it fails. */
@@ -354,7 +367,7 @@ static int set_new(json_t *o, const char *key, json_t *v)
 
 int proto_request_encode(const struct proto_request *req, char **ret, size_t *ret_len)
 {
-	_cleanup_(json_decrefp) json_t *o = json_object();
+	_cleanup_(json_decrefp) json_t *o = new_object();
 	int r = 0;
 
 	if (!o || req->op >= _PROTO_OP_MAX)
@@ -372,7 +385,7 @@ int proto_request_encode(const struct proto_request *req, char **ret, size_t *re
 	if (req->op == PROTO_OP_DESTROY && req->force)
 		r |= set_new(o, "force", json_true());
 	if (req->has_container) {
-		json_t *c = json_object(), *a = json_object();
+		json_t *c = new_object(), *a = new_object();
 
 		r |= set_new(o, "container", c);
 		if (c && req->container_name)
@@ -393,7 +406,7 @@ int proto_request_encode(const struct proto_request *req, char **ret, size_t *re
 
 		r |= set_new(o, "regions", regions);
 		for (size_t i = 0; regions && i < req->n_regions; i++) {
-			json_t *rr = json_object();
+			json_t *rr = new_object();
 
 			if (!rr || json_array_append_new(regions, rr) < 0) {
 				r = -ENOMEM;
@@ -421,7 +434,7 @@ void proto_region_info_done(struct proto_region_info *info)
 
 json_t *proto_region_info_to_json(const struct proto_region_info *info)
 {
-	json_t *o = json_object();
+	json_t *o = new_object();
 	int r = 0;
 
 	if (!o)
@@ -525,7 +538,7 @@ int proto_reply_decode(const void *buf, size_t len, struct proto_reply *ret, cha
 
 json_t *proto_reply_new_ok(void)
 {
-	json_t *o = json_object();
+	json_t *o = new_object();
 
 	if (!o)
 		return NULL;
@@ -540,7 +553,7 @@ json_t *proto_reply_new_ok(void)
 json_t *proto_reply_new_error(int error, const char *format, ...)
 {
 	_cleanup_free_ char *msg = NULL;
-	json_t *o = json_object();
+	json_t *o = new_object();
 	va_list ap;
 
 	if (!o)

@@ -45,6 +45,11 @@
  *
  * A failed step prints "STEP: error ENAME (description)" and exits 3; a
  * wrong result prints "STEP: FAILED ..." and exits 1.
+ *
+ * Built with -DPROBE_EXPORTS_JSON_OBJECT (and -rdynamic) it also exports a
+ * function json_object(), as the postgres executable does: a library
+ * preloaded into it that calls jansson's json_object() by name would call
+ * this one, which says so and aborts.
  */
 
 #include <dirent.h>
@@ -330,6 +335,15 @@ static void step_wait(const char *path)
 		nanosleep(&(struct timespec){ .tv_nsec = 10000000 }, NULL);
 	printf("wait: %s\n", access(path, F_OK) == 0 ? "timed out" : "ok");
 }
+
+#ifdef PROBE_EXPORTS_JSON_OBJECT
+void *json_object(void *fcinfo);
+void *json_object(void *fcinfo)
+{
+	fprintf(stderr, "json_object(%p): the program's own was called\n", fcinfo);
+	abort();
+}
+#endif
 
 int main(int argc, char **argv)
 {

@@ -162,6 +162,9 @@ check "... said once, naming the region" \
 	eval '[ "$(lines "$err" mshare-preload:)" = 1 ] && has "$err" "serving 67108864 bytes of shared memory from region '"'pool'"' (window at 0x"'
 run G MSHARE_PRELOAD_REGION=pool "$probe" map 64M check 0
 check "the next program finds the pool cleared (what the last one wrote is gone)" eval 'status 0 && has "$out" "check 0: ok"'
+run G MSHARE_PRELOAD_REGION=pool "$b/tests/preload-probe-pg" map 64M fds
+check "a program that exports its own json_object(), as postgres does, is served too" \
+	eval 'status 0 && has "$out" "fds: 1000$memfd" && ! has "$err" "the program'"'"'s own was called"'
 
 G MSHARE_PRELOAD_REGION=pool "$probe" map 64M touch "$tmp/held" wait "$tmp/held" >"$tmp/holder.out" 2>&1 &
 holder=$!
