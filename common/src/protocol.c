@@ -62,29 +62,40 @@ static int append_new(json_t *a, json_t *v)
 	return v && json_array_append_new(a, v) == 0 ? 0 : -ENOMEM;
 }
 
-static json_t *uints_to_json(const uint32_t *v, size_t n)
+/* An array of to_json(element) for the n elements of size bytes at v. */
+static json_t *objects_to_json(const void *v, size_t n, size_t size, json_t *(*to_json)(const void *element))
 {
 	json_t *a = json_array();
 	int r = a ? 0 : -ENOMEM;
 
 	for (size_t i = 0; r == 0 && i < n; i++)
-		r = append_new(a, json_integer(v[i]));
+		r = append_new(a, to_json((const char *)v + i * size));
 	if (r < 0)
 		a = (json_decref(a), NULL);
 	return a;
 }
 
+/* uid_t and gid_t go through the same uint32_t arrays. */
+_Static_assert(sizeof(uid_t) == sizeof(uint32_t) && sizeof(gid_t) == sizeof(uint32_t), "32-bit ids");
+
+static json_t *uint_to_json(const void *element)
+{
+	return json_integer(*(const uint32_t *)element);
+}
+
+static json_t *string_to_json(const void *element)
+{
+	return json_string(*(char *const *)element);
+}
+
 /* A NULL-terminated vector (NULL: none) as an array of strings. */
 static json_t *strv_to_json(char *const *v)
 {
-	json_t *a = json_array();
-	int r = a ? 0 : -ENOMEM;
+	size_t n = 0;
 
-	for (; r == 0 && v && *v; v++)
-		r = append_new(a, json_string(*v));
-	if (r < 0)
-		a = (json_decref(a), NULL);
-	return a;
+	while (v && v[n])
+		n++;
+	return objects_to_json(v, n, sizeof(*v), string_to_json);
 }
 
 static json_t *annotations_to_json(const struct proto_annotation *annotations, size_t n)
@@ -99,25 +110,26 @@ static json_t *annotations_to_json(const struct proto_annotation *annotations, s
 	return o;
 }
 
-/* [{"region": NAME, "mode": MODE}, ...]: register requests and replies,
+/* {"region": NAME, "mode": MODE}: in register requests and replies, and in
  * the containers reply. */
+static json_t *region_request_to_json(const void *element)
+{
+	const struct proto_region_request *rr = element;
+	json_t *o = new_object();
+	int r = 0;
+
+	if (!o)
+		return NULL;
+	r |= set_new(o, "region", json_string(rr->region));
+	r |= set_new(o, "mode", json_string(access_mode_to_string(rr->mode)));
+	if (r < 0)
+		o = (json_decref(o), NULL);
+	return o;
+}
+
 static json_t *region_requests_to_json(const struct proto_region_request *regions, size_t n)
 {
-	json_t *a = json_array();
-	int r = a ? 0 : -ENOMEM;
-
-	for (size_t i = 0; r == 0 && i < n; i++) {
-		json_t *o = new_object();
-
-		r = append_new(a, o);
-		if (r < 0)
-			break;
-		r |= set_new(o, "region", json_string(regions[i].region));
-		r |= set_new(o, "mode", json_string(access_mode_to_string(regions[i].mode)));
-	}
-	if (r < 0)
-		a = (json_decref(a), NULL);
-	return a;
+	return objects_to_json(regions, n, sizeof(*regions), region_request_to_json);
 }
 
 /* Compact JSON, failing with -EMSGSIZE past the maximum message size. */
@@ -608,6 +620,22 @@ static int region_member(json_t *o, bool required, struct proto_reply *reply, ch
 	return region_info_from_json(v, &reply->region, ret_error);
 }
 
+/*
+ * Member key, an array, in *ret_array (NULL if it is optional and absent),
+ * and in *ret zeroed room for its elements of size bytes and extra more.
+ */
+static int array_member(json_t *o, const char *key, bool required, size_t size, size_t extra,
+			json_t **ret_array, void **ret, char **ret_error)
+{
+	int r;
+
+	r = member(o, key, JSON_ARRAY, required, ret_array, ret_error);
+	if (r < 0 || !*ret_array)
+		return r;
+	*ret = calloc(json_array_size(*ret_array) + extra ?: 1, size);
+	return *ret ? 0 : -ENOMEM;
+}
+
 /* Member key, an array of integers up to max. */
 static int uints_member(json_t *o, const char *key, bool required, uint64_t max, uint32_t **ret,
 			size_t *ret_n, char **ret_error)
@@ -616,12 +644,9 @@ static int uints_member(json_t *o, const char *key, bool required, uint64_t max,
 	size_t i;
 	int r;
 
-	r = member(o, key, JSON_ARRAY, required, &a, ret_error);
+	r = array_member(o, key, required, sizeof(**ret), 0, &a, (void **)ret, ret_error);
 	if (r < 0 || !a)
 		return r;
-	*ret = calloc(json_array_size(a) ?: 1, sizeof(**ret));
-	if (!*ret)
-		return -ENOMEM;
 	json_array_foreach(a, i, v) {
 		if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > max)
 			return error_set(ret_error, -EBADMSG, "\"%s\"[%zu] must be an integer of 0 to %" PRIu64,
@@ -646,12 +671,10 @@ static int strv_member(json_t *o, const char *key, char ***ret, char **ret_error
 	size_t i;
 	int r;
 
-	r = member(o, key, JSON_ARRAY, true, &a, ret_error);
+	/* One more for the NULL at the end. */
+	r = array_member(o, key, true, sizeof(**ret), 1, &a, (void **)ret, ret_error);
 	if (r < 0)
 		return r;
-	*ret = calloc(json_array_size(a) + 1, sizeof(**ret));
-	if (!*ret)
-		return -ENOMEM;
 	json_array_foreach(a, i, v) {
 		if (!json_is_string(v))
 			return error_set(ret_error, -EBADMSG, "\"%s\"[%zu] must be a string", key, i);
@@ -685,8 +708,8 @@ static json_t *grant_to_json(const void *element)
 	r |= set_new(o, "source", json_string(g->source));
 	r |= set_new(o, "region", json_string(g->region));
 	r |= set_new(o, "mode", json_string(access_mode_to_string(g->mode)));
-	r |= set_new(o, "users", uints_to_json(g->users, g->n_users));
-	r |= set_new(o, "groups", uints_to_json(g->groups, g->n_groups));
+	r |= set_new(o, "users", objects_to_json(g->users, g->n_users, sizeof(uid_t), uint_to_json));
+	r |= set_new(o, "groups", objects_to_json(g->groups, g->n_groups, sizeof(gid_t), uint_to_json));
 	r |= set_new(o, "containers", strv_to_json(g->containers));
 	r |= set_new(o, "container_ids", strv_to_json(g->container_ids));
 	r |= set_new(o, "annotations", annotations_to_json(g->annotations, g->n_annotations));
@@ -773,12 +796,9 @@ static int objects_member(json_t *o, const char *key, bool required, size_t size
 	size_t i;
 	int r;
 
-	r = member(o, key, JSON_ARRAY, required, &a, ret_error);
+	r = array_member(o, key, required, size, 0, &a, ret, ret_error);
 	if (r < 0 || !a)
 		return r;
-	*ret = calloc(json_array_size(a) ?: 1, size);
-	if (!*ret)
-		return -ENOMEM;
 	*ret_n = json_array_size(a);
 	json_array_foreach(a, i, v) {
 		r = from_json(v, (char *)*ret + i * size, ret_error);
@@ -786,19 +806,6 @@ static int objects_member(json_t *o, const char *key, bool required, size_t size
 			return r;
 	}
 	return 0;
-}
-
-/* An array of to_json(element) for the n elements of size bytes at v. */
-static json_t *objects_to_json(const void *v, size_t n, size_t size, json_t *(*to_json)(const void *element))
-{
-	json_t *a = json_array();
-	int r = a ? 0 : -ENOMEM;
-
-	for (size_t i = 0; r == 0 && i < n; i++)
-		r = append_new(a, to_json((const char *)v + i * size));
-	if (r < 0)
-		a = (json_decref(a), NULL);
-	return a;
 }
 
 void proto_reply_done(struct proto_reply *reply)
@@ -830,7 +837,8 @@ static int encode_hello_reply(json_t *o, const struct proto_reply *reply)
 {
 	int r = 0;
 
-	r |= set_new(o, "versions", uints_to_json(reply->hello.versions, reply->hello.n_versions));
+	r |= set_new(o, "versions", objects_to_json(reply->hello.versions, reply->hello.n_versions,
+						     sizeof(uint32_t), uint_to_json));
 	r |= set_string(o, "server", reply->hello.server);
 	r |= set_new(o, "max_message", json_integer((json_int_t)reply->hello.max_message));
 	r |= set_new(o, "uid", json_integer(reply->hello.uid));
@@ -1048,24 +1056,10 @@ int proto_reply_encode(enum proto_op op, const struct proto_reply *reply, char *
 	return reply_encode(reply, reply_kinds[op].encode, ret, ret_len);
 }
 
-int proto_error_vencode(char **ret, size_t *ret_len, int error, const char *format, va_list ap)
+int proto_error_encode(int error, const char *message, char **ret, size_t *ret_len)
 {
-	_cleanup_free_ char *message = vstrprintf(format, ap);
-
-	if (!message)
-		return -ENOMEM;
-	return reply_encode(&(struct proto_reply){ .error = error, .message = message }, NULL, ret, ret_len);
-}
-
-int proto_error_encode(char **ret, size_t *ret_len, int error, const char *format, ...)
-{
-	va_list ap;
-	int r;
-
-	va_start(ap, format);
-	r = proto_error_vencode(ret, ret_len, error, format, ap);
-	va_end(ap);
-	return r;
+	return reply_encode(&(struct proto_reply){ .error = error, .message = (char *)message }, NULL, ret,
+			    ret_len);
 }
 
 static int decode_error(json_t *o, struct proto_reply *reply, char **ret_error)

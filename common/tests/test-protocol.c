@@ -237,7 +237,7 @@ static bool reply_roundtrip(const char *what, enum proto_op op, const struct pro
 	if (k == 0)
 		k = proto_reply_encode(op, ret, &again, &len2);
 	return ok(k == 0 && streq(text, again), "decode and encode the %s reply again: %s%s", what,
-		  strna(again), strna(error));
+		  strna(again), error ?: "");
 }
 
 #define REGION_JSON "{\"name\":\"pool\",\"state\":\"active\",\"size\":67108864,\"region_size\":549755813888," \
@@ -417,7 +417,7 @@ static void test_reply_errors(void)
 	const char *unknown = "{\"version\":1,\"status\":\"error\",\"errno\":\"EFUTURE\",\"message\":\"m\"}";
 	bool pass;
 
-	pass = proto_error_encode(&t1, &l1, EACCES, "region '%s' is not granted", "pool") == 0 &&
+	pass = proto_error_encode(EACCES, "region 'pool' is not granted", &t1, &l1) == 0 &&
 	       streq(t1, "{\"version\":1,\"status\":\"error\",\"errno\":\"EACCES\",\"message\":"
 			 "\"region 'pool' is not granted\"}");
 	ok(pass, "an error reply: %s", strna(t1));
@@ -429,7 +429,7 @@ static void test_reply_errors(void)
 		       streq(r.message, "region 'pool' is not granted");
 		ok(pass, "an error reply decodes as the reply to %s", proto_op_to_string(op));
 	}
-	pass = proto_error_encode(&t2, &l2, -EBADMSG, "bad %s", "\xff") == 0 &&
+	pass = proto_error_encode(-EBADMSG, "bad \xff", &t2, &l2) == 0 &&
 	       proto_reply_decode(PROTO_OP_HELLO, t2, l2, &r2, &error) == 0 && r2.error == EBADMSG &&
 	       streq(r2.message, "(message not valid UTF-8)");
 	ok(pass, "-errno is an error too, and a message that is not UTF-8 is replaced: %s", strna(t2));

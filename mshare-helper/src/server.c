@@ -197,41 +197,25 @@ static int conn_reply(struct conn *c, enum proto_op op, const struct proto_reply
 	return conn_send(c, text, len, pass_fd, false);
 }
 
-_printf_(4, 0) static int conn_verror(struct conn *c, bool close_after, int error, const char *format,
-				      va_list ap)
+/* A refusal, and with close_after the reply to a malformed request, after
+ * which the connection is closed. */
+_printf_(4, 5) static int conn_error(struct conn *c, bool close_after, int error, const char *format, ...)
 {
+	_cleanup_free_ char *message = NULL;
 	char *text;
+	va_list ap;
 	size_t len;
 	int k;
 
-	k = proto_error_vencode(&text, &len, error, format, ap);
+	va_start(ap, format);
+	message = vstrprintf(format, ap);
+	va_end(ap);
+	if (!message)
+		return log_oom();
+	k = proto_error_encode(error, message, &text, &len);
 	if (k < 0)
 		return log_error_errno(k, "Cannot encode a reply to pid %d: %m", (int)c->peer.pid);
 	return conn_send(c, text, len, -1, close_after);
-}
-
-/* A refusal; the connection stays open. */
-_printf_(3, 4) static int conn_error(struct conn *c, int error, const char *format, ...)
-{
-	va_list ap;
-	int k;
-
-	va_start(ap, format);
-	k = conn_verror(c, false, error, format, ap);
-	va_end(ap);
-	return k;
-}
-
-/* The reply to a malformed request: the connection is closed after it. */
-_printf_(3, 4) static int conn_error_close(struct conn *c, int error, const char *format, ...)
-{
-	va_list ap;
-	int k;
-
-	va_start(ap, format);
-	k = conn_verror(c, true, error, format, ap);
-	va_end(ap);
-	return k;
 }
 
 static void conn_flush(struct conn *c)
@@ -361,7 +345,7 @@ static int op_get(struct conn *c, const struct proto_request *req)
 		/* Only a trusted runtime hook may speak for a container, and
 		 * not from inside one. */
 		if (c->channel || !peer_is_root(c))
-			return conn_error(c, EPERM,
+			return conn_error(c, false, EPERM,
 				"only root may ask for a region on behalf of a container");
 		if (request_container(req, &ct, &annotations) < 0)
 			return log_oom();
@@ -381,7 +365,7 @@ static int op_get(struct conn *c, const struct proto_request *req)
 	/* An unsaved region's configuration is a guess until a load claims it. */
 	if (!r || r->state == REGION_RETIRING || r->unsaved) {
 		log_info("Refused region '%s' to %s: not configured.", req->region, who);
-		return conn_error(c, ENOENT, "no region '%s' is configured",
+		return conn_error(c, false, ENOENT, "no region '%s' is configured",
 							   req->region);
 	}
 	if (c->channel)
@@ -390,22 +374,22 @@ static int op_get(struct conn *c, const struct proto_request *req)
 		access = policy_access(m->config, req->region, &id, req->has_container ? &ct : NULL);
 	if (access == ACCESS_NONE && c->channel) {
 		log_notice("Refused region '%s' to %s: not registered for it, or no grant.", req->region, who);
-		return conn_error(c, EACCES,
+		return conn_error(c, false, EACCES,
 			"region '%s' is not granted to container %s", req->region, c->channel->id);
 	}
 	if (access == ACCESS_NONE) {
 		log_notice("Refused region '%s' to %s: no grant.", req->region, who);
-		return conn_error(c, EACCES,
+		return conn_error(c, false, EACCES,
 			"region '%s' is not granted to uid %u%s", req->region, c->peer.uid,
 			req->has_container ? " for this container" : "");
 	}
 	if (!access_allows(access, req->mode)) {
 		log_notice("Refused region '%s' read-write to %s: granted read-only.", req->region, who);
-		return conn_error(c, EACCES,
+		return conn_error(c, false, EACCES,
 			"region '%s' is granted read-only; ask for mode \"ro\"", req->region);
 	}
 	if (r->state == REGION_FAILED)
-		return conn_error(c, ENXIO,
+		return conn_error(c, false, ENXIO,
 			"region '%s' could not be created (%s); see the journal of mshare-owner",
 			req->region, strerror(r->error));
 
@@ -457,9 +441,9 @@ static int op_list(struct conn *c, const struct proto_request *req)
 	return conn_reply(c, PROTO_OP_LIST, &reply, -1);
 }
 
-/* A grant as the peer is told it; the strings and arrays stay g's, the
- * annotations in *ret_annotations (to be freed). */
-static int grant_info(const struct grant *g, struct proto_grant *ret, struct proto_annotation **ret_annotations)
+/* A grant as the peer is told it: the strings and arrays stay g's, the
+ * annotation array is ret's own (grant_infos_free()). */
+static int grant_info(const struct grant *g, struct proto_grant *ret)
 {
 	struct proto_annotation *a = calloc(g->n_annotations ?: 1, sizeof(*a));
 
@@ -480,7 +464,6 @@ static int grant_info(const struct grant *g, struct proto_grant *ret, struct pro
 		.annotations = a,
 		.n_annotations = g->n_annotations,
 	};
-	*ret_annotations = a;
 	return 0;
 }
 
@@ -494,7 +477,6 @@ static void grant_infos_free(struct proto_grant *grants, size_t n)
 /* The grants that name region r, for root. */
 static int show_grants(const struct config *config, const struct region *r, struct proto_reply *reply)
 {
-	struct proto_annotation *a;
 	int k;
 
 	reply->show.has_grants = true;
@@ -506,7 +488,7 @@ static int show_grants(const struct config *config, const struct region *r, stru
 
 		if (!grant_matches_region(g, r->config.name))
 			continue;
-		k = grant_info(g, &reply->show.grants[reply->show.n_grants], &a);
+		k = grant_info(g, &reply->show.grants[reply->show.n_grants]);
 		if (k < 0)
 			return k;
 		reply->show.n_grants++;
@@ -522,7 +504,7 @@ static int op_show(struct conn *c, const struct proto_request *req)
 	int k;
 
 	if (!r)
-		return conn_error(c, ENOENT, "no region '%s' is configured", req->region);
+		return conn_error(c, false, ENOENT, "no region '%s' is configured", req->region);
 
 	reply = (struct proto_reply){
 		.has_region = true,
@@ -551,12 +533,12 @@ static int op_reload(struct conn *c)
 	if (!peer_is_root(c)) {
 		log_notice("Refused reload to pid %d (%s), uid %u.", (int)c->peer.pid, c->peer.comm,
 			   c->peer.uid);
-		return conn_error(c, EPERM, "reload is only allowed for root");
+		return conn_error(c, false, EPERM, "reload is only allowed for root");
 	}
 	log_info("Reload requested by pid %d (%s).", (int)c->peer.pid, c->peer.comm);
 	k = s->reload(s->userdata, &message);
 	if (k < 0)
-		return conn_error(c, k, "%s", message ?: strerror(-k));
+		return conn_error(c, false, k, "%s", message ?: strerror(-k));
 	return conn_reply(c, PROTO_OP_RELOAD, &(struct proto_reply){ .message = message }, -1);
 }
 
@@ -579,10 +561,10 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 	if (c->channel || !peer_is_root(c)) {
 		log_notice("Refused to register container %s for pid %d (%s), uid %u: not root.",
 			   req->container_id, (int)c->peer.pid, c->peer.comm, c->peer.uid);
-		return conn_error(c, EPERM, "only root may register a container");
+		return conn_error(c, false, EPERM, "only root may register a container");
 	}
 	if (listen_fd < 0 || pidfd < 0)
-		return conn_error_close(c, EBADMSG,
+		return conn_error(c, true, EBADMSG,
 			"register carries two descriptors: the container's listening socket and a pidfd");
 
 	if (request_container(req, &ct, &annotations) < 0)
@@ -595,7 +577,7 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 		if (!r || r->state == REGION_RETIRING) {
 			log_notice("Refused to register container %s: region '%s' is not configured.",
 				   req->container_id, rr->region);
-			return conn_error(c, ENOENT, "no region '%s' is configured", rr->region);
+			return conn_error(c, false, ENOENT, "no region '%s' is configured", rr->region);
 		}
 		access = policy_access(m->config, rr->region, &id, &ct);
 		if (!access_allows(access, rr->mode)) {
@@ -603,7 +585,7 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 				   req->container_id, req->container_name ? " (" : "",
 				   strempty(req->container_name), req->container_name ? ")" : "",
 				   rr->region, rr->mode == ACCESS_RW ? "read-write" : "read-only");
-			return conn_error(c, EACCES,
+			return conn_error(c, false, EACCES,
 				"region '%s' is not granted %s to container %s%s", rr->region,
 				rr->mode == ACCESS_RW ? "read-write" : "read-only", req->container_id,
 				access == ACCESS_RO ? " (only read-only)" : "");
@@ -618,31 +600,31 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 	if (k < 0) {
 		log_notice_errno(k, "Refused to register container %s: cannot tell the cgroup of pid %d (%s): %m",
 				 id_copy, (int)c->peer.pid, c->peer.comm);
-		return conn_error(c, EOPNOTSUPP,
+		return conn_error(c, false, EOPNOTSUPP,
 			"cannot tell the cgroup of the registering process (cgroup v2 and Linux 6.5 are needed): %s",
 			strerror(-k));
 	}
 	k = channel_register(s, req, TAKE_FD(listen_fd), TAKE_FD(pidfd), registrar_cgroup, &ch, &error);
 	if (k < 0 && error) {
 		log_notice("Refused to register container %s: %s.", id_copy, error);
-		return conn_error(c, -k, "container %s: %s", id_copy, error);
+		return conn_error(c, false, -k, "container %s: %s", id_copy, error);
 	}
 	if (k < 0) {
 		switch (k) {
 		case -EEXIST:
-			return conn_error(c, EEXIST, "container %s is registered already", id_copy);
+			return conn_error(c, false, EEXIST, "container %s is registered already", id_copy);
 		case -ESRCH:
-			return conn_error(c, ESRCH, "the process of container %s has exited", id_copy);
+			return conn_error(c, false, ESRCH, "the process of container %s has exited", id_copy);
 		case -EBADF:
-			return conn_error_close(c, EBADMSG,
+			return conn_error(c, true, EBADMSG,
 				"register carries a listening AF_UNIX SOCK_SEQPACKET socket, then a pidfd");
 		case -ENOSPC:
 			log_warning("Refused to register container %s: %zu containers are registered, the maximum.",
 				    id_copy, s->max_channels);
-			return conn_error(c, ENOSPC, "too many containers registered (%zu)", s->max_channels);
+			return conn_error(c, false, ENOSPC, "too many containers registered (%zu)", s->max_channels);
 		default:
 			log_warning_errno(k, "Cannot register container %s: %m", id_copy);
-			return conn_error(c, k, "cannot register container %s: %s", id_copy, strerror(-k));
+			return conn_error(c, false, k, "cannot register container %s: %s", id_copy, strerror(-k));
 		}
 	}
 	log_info("Container %s%s%s%s, pid %d, registered by pid %d (%s) for %zu region%s.", ch->id,
@@ -671,21 +653,21 @@ static int op_destroy(struct conn *c, const struct proto_request *req)
 	if (!peer_is_root(c)) {
 		log_notice("Refused to destroy region '%s' for pid %d (%s), uid %u: not root.", req->region,
 			   (int)c->peer.pid, c->peer.comm, c->peer.uid);
-		return conn_error(c, EPERM, "only root may destroy a region");
+		return conn_error(c, false, EPERM, "only root may destroy a region");
 	}
 	if (!r)
-		return conn_error(c, ENOENT, "no region '%s' is configured",
+		return conn_error(c, false, ENOENT, "no region '%s' is configured",
 							   req->region);
 	if (r->fd < 0)
-		return conn_error(c, ENXIO,
+		return conn_error(c, false, ENXIO,
 			"region '%s' could not be created (%s); there is nothing to destroy", req->region,
 			strerror(r->error));
 	k = region_stats(r, &st);
 	if (k < 0)
-		return conn_error(c, -k, "cannot tell whether region '%s' is attached: %s",
+		return conn_error(c, false, -k, "cannot tell whether region '%s' is attached: %s",
 							   req->region, strerror(-k));
 	if (st.attached > 0 && !req->force)
-		return conn_error(c, EBUSY,
+		return conn_error(c, false, EBUSY,
 			"region '%s' is attached by %u process%s, which would get SIGSEGV on their next access "
 			"to it; destroy it with \"force\" (mshare-ctl destroy --force) to do that anyway",
 			req->region, st.attached, st.attached == 1 ? "" : "es");
@@ -696,7 +678,7 @@ static int op_destroy(struct conn *c, const struct proto_request *req)
 		   (int)c->peer.pid, c->peer.comm, st.attached, st.attached == 1 ? "" : "es");
 	k = manager_destroy(m, r, &n);
 	if (k < 0)
-		return conn_error(c, -k, "cannot destroy region '%s': %s", req->region,
+		return conn_error(c, false, -k, "cannot destroy region '%s': %s", req->region,
 							   strerror(-k));
 	if (n && n->state == REGION_FAILED)
 		message = strprintf("region '%s' (inode %" PRIu64 ") destroyed; creating it anew failed (%s), "
@@ -720,10 +702,10 @@ static int op_unregister(struct conn *c, const struct proto_request *req)
 	struct channel *ch;
 
 	if (c->channel || !peer_is_root(c))
-		return conn_error(c, EPERM, "only root may unregister a container");
+		return conn_error(c, false, EPERM, "only root may unregister a container");
 	ch = channel_find(c->server, req->container_id);
 	if (!ch)
-		return conn_error(c, ENOENT, "container %s is not registered",
+		return conn_error(c, false, ENOENT, "container %s is not registered",
 							   req->container_id);
 	channel_close(ch, "unregistered");
 	return conn_reply(c, PROTO_OP_UNREGISTER, &(struct proto_reply){}, -1);
@@ -735,7 +717,7 @@ static int op_containers(struct conn *c)
 	struct proto_reply reply = {};
 
 	if (c->channel || !peer_is_root(c))
-		return conn_error(c, EPERM, "only root may list the containers");
+		return conn_error(c, false, EPERM, "only root may list the containers");
 	for (struct channel *ch = c->server->channels; ch; ch = ch->next)
 		reply.containers.n_containers++;
 	all = calloc(reply.containers.n_containers ?: 1, sizeof(*all));
@@ -759,10 +741,10 @@ static int op_containers(struct conn *c)
 static int conn_dispatch(struct conn *c, struct proto_request *req, int fds[2])
 {
 	if (c->channel && c->channel->dead)
-		return conn_error_close(c, ENXIO, "container %s is no longer registered",
+		return conn_error(c, true, ENXIO, "container %s is no longer registered",
 							   c->channel->id);
 	if (c->channel && req->op != PROTO_OP_HELLO && req->op != PROTO_OP_GET && req->op != PROTO_OP_LIST)
-		return conn_error(c, EPERM, "\"%s\" is not available to containers",
+		return conn_error(c, false, EPERM, "\"%s\" is not available to containers",
 							   proto_op_to_string(req->op));
 	if (req->op == PROTO_OP_REGISTER)
 		return op_register(c, req, fds);
@@ -809,7 +791,7 @@ static int conn_process(struct conn *c)
 		log_notice("Pid %d (%s), uid %u sent more than %d file descriptors, or other "
 			   "control data; closing.", (int)c->peer.pid, c->peer.comm, c->peer.uid,
 			   REQUEST_MAX_FDS);
-		return conn_error_close(c, EBADMSG,
+		return conn_error(c, true, EBADMSG,
 			"only register may carry file descriptors, and nothing carries credentials");
 	}
 	if (n < 0)
@@ -821,7 +803,7 @@ static int conn_process(struct conn *c)
 		close_fds(fds, n_fds);
 		log_notice("Pid %d (%s), uid %u sent a message of %zd bytes, more than %d; closing.",
 			   (int)c->peer.pid, c->peer.comm, c->peer.uid, n, MSHARE_PROTOCOL_MAX_MESSAGE);
-		return conn_error_close(c, EMSGSIZE,
+		return conn_error(c, true, EMSGSIZE,
 			"message of %zd bytes is longer than the maximum of %d", n,
 			MSHARE_PROTOCOL_MAX_MESSAGE);
 	}
@@ -835,7 +817,7 @@ static int conn_process(struct conn *c)
 		close_fds(fds, n_fds);
 		log_notice("Bad request from pid %d (%s), uid %u: %s; closing.", (int)c->peer.pid,
 			   c->peer.comm, c->peer.uid, strna(error));
-		return conn_error_close(c, k, "%s", error ?: strerror(-k));
+		return conn_error(c, true, k, "%s", error ?: strerror(-k));
 	}
 	/* Only register carries descriptors: exactly two. */
 	if (req.op == PROTO_OP_REGISTER ? n_fds != 2 : n_fds != 0) {
@@ -843,7 +825,7 @@ static int conn_process(struct conn *c)
 		log_notice("Pid %d (%s), uid %u sent %s with %zu file descriptor%s; closing.",
 			   (int)c->peer.pid, c->peer.comm, c->peer.uid, proto_op_to_string(req.op),
 			   n_fds, n_fds == 1 ? "" : "s");
-		return conn_error_close(c, EBADMSG, req.op == PROTO_OP_REGISTER ?
+		return conn_error(c, true, EBADMSG, req.op == PROTO_OP_REGISTER ?
 			"register carries exactly two file descriptors: a listening socket and a pidfd" :
 			"only register may carry file descriptors, and nothing carries credentials");
 	}
@@ -896,7 +878,7 @@ static void server_refuse(struct server *s, int fd, int error, const char *messa
 	size_t len;
 
 	s->n_refused++;
-	if (proto_error_encode(&text, &len, error, "%s", message) == 0)
+	if (proto_error_encode(error, message, &text, &len) == 0)
 		(void)send_message(fd, text, len, -1);
 	/* What is queued stays readable; more can no longer be sent. */
 	(void)shutdown(fd, SHUT_RD);
@@ -1148,7 +1130,7 @@ void server_process_timeouts(struct server *s, usec_t now)
 	}
 	while (s->head && s->head->deadline <= now) {
 		struct conn *c = s->head;
-		_cleanup_free_ char *text = NULL;
+		_cleanup_free_ char *text = NULL, *message = NULL;
 		size_t len;
 
 		/* The deadline is the client's, not ours: a request that
@@ -1160,8 +1142,8 @@ void server_process_timeouts(struct server *s, usec_t now)
 
 		log_debug("Connection from pid %d (%s) idle for too long; closing.", (int)c->peer.pid,
 			  c->peer.comm);
-		if (!c->out && proto_error_encode(&text, &len, ETIMEDOUT, "no request within %" PRIu64 " ms",
-						  s->timeout / USEC_PER_MSEC) == 0)
+		message = strprintf("no request within %" PRIu64 " ms", s->timeout / USEC_PER_MSEC);
+		if (!c->out && message && proto_error_encode(ETIMEDOUT, message, &text, &len) == 0)
 			(void)send_message(c->watch.fd, text, len, -1);
 		conn_free(c);
 	}

@@ -11,7 +11,6 @@
  */
 
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -191,10 +190,9 @@ void proto_reply_done(struct proto_reply *reply);
  * reply->message. -EMSGSIZE past MSHARE_PROTOCOL_MAX_MESSAGE.
  */
 int proto_reply_encode(enum proto_op op, const struct proto_reply *reply, char **ret, size_t *ret_len);
-/* An error reply (error > 0, or -errno), its message formatted. */
-int proto_error_encode(char **ret, size_t *ret_len, int error, const char *format, ...) _printf_(4, 5);
-int proto_error_vencode(char **ret, size_t *ret_len, int error, const char *format, va_list ap)
-	_printf_(4, 0);
+/* An error reply (error > 0, or -errno); a message that is not UTF-8 is
+ * replaced by one that says so. */
+int proto_error_encode(int error, const char *message, char **ret, size_t *ret_len);
 
 /*
  * Decodes the reply to op. An error reply is decoded as one whatever op
