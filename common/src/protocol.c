@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 
@@ -28,6 +29,128 @@ int proto_op_from_string(const char *s)
 			return (int)i;
 	return -EOPNOTSUPP;
 }
+
+/* ---- encoding ---- */
+
+/*
+ * A new empty object. Not json_object() by name: this file is linked into
+ * libmshare-preload.so, which runs inside programs that may define a
+ * function of that name themselves (the postgres executable exports its
+ * SQL function json_object()), and a preloaded library's call by name binds
+ * to the executable's definition first. json_pack() reaches jansson's own
+ * json_object() from inside libjansson, which binds it locally.
+ */
+static json_t *new_object(void)
+{
+	return json_pack("{}");
+}
+
+static int set_new(json_t *o, const char *key, json_t *v)
+{
+	/* json_object_set_new() takes v even when it fails. */
+	return v && json_object_set_new(o, key, v) == 0 ? 0 : -ENOMEM;
+}
+
+static int set_string(json_t *o, const char *key, const char *s)
+{
+	return s ? set_new(o, key, json_string(s)) : 0;
+}
+
+static int append_new(json_t *a, json_t *v)
+{
+	/* json_array_append_new() takes v even when it fails. */
+	return v && json_array_append_new(a, v) == 0 ? 0 : -ENOMEM;
+}
+
+/* An array of to_json(element) for the n elements of size bytes at v. */
+static json_t *objects_to_json(const void *v, size_t n, size_t size, json_t *(*to_json)(const void *element))
+{
+	json_t *a = json_array();
+	int r = a ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = append_new(a, to_json((const char *)v + i * size));
+	if (r < 0)
+		a = (json_decref(a), NULL);
+	return a;
+}
+
+/* uid_t and gid_t go through the same uint32_t arrays. */
+_Static_assert(sizeof(uid_t) == sizeof(uint32_t) && sizeof(gid_t) == sizeof(uint32_t), "32-bit ids");
+
+static json_t *uint_to_json(const void *element)
+{
+	return json_integer(*(const uint32_t *)element);
+}
+
+static json_t *string_to_json(const void *element)
+{
+	return json_string(*(char *const *)element);
+}
+
+/* A NULL-terminated vector (NULL: none) as an array of strings. */
+static json_t *strv_to_json(char *const *v)
+{
+	size_t n = 0;
+
+	while (v && v[n])
+		n++;
+	return objects_to_json(v, n, sizeof(*v), string_to_json);
+}
+
+static json_t *annotations_to_json(const struct proto_annotation *annotations, size_t n)
+{
+	json_t *o = new_object();
+	int r = o ? 0 : -ENOMEM;
+
+	for (size_t i = 0; r == 0 && i < n; i++)
+		r = set_new(o, annotations[i].key, json_string(annotations[i].value));
+	if (r < 0)
+		o = (json_decref(o), NULL);
+	return o;
+}
+
+/* {"region": NAME, "mode": MODE}: in register requests and replies, and in
+ * the containers reply. */
+static json_t *region_request_to_json(const void *element)
+{
+	const struct proto_region_request *rr = element;
+	json_t *o = new_object();
+	int r = 0;
+
+	if (!o)
+		return NULL;
+	r |= set_new(o, "region", json_string(rr->region));
+	r |= set_new(o, "mode", json_string(access_mode_to_string(rr->mode)));
+	if (r < 0)
+		o = (json_decref(o), NULL);
+	return o;
+}
+
+static json_t *region_requests_to_json(const struct proto_region_request *regions, size_t n)
+{
+	return objects_to_json(regions, n, sizeof(*regions), region_request_to_json);
+}
+
+/* Compact JSON, failing with -EMSGSIZE past the maximum message size. */
+static int dump(json_t *o, char **ret, size_t *ret_len)
+{
+	char *s = json_dumps(o, JSON_COMPACT);
+	size_t n;
+
+	if (!s)
+		return -ENOMEM;
+	n = strlen(s);
+	if (n > MSHARE_PROTOCOL_MAX_MESSAGE) {
+		free(s);
+		return -EMSGSIZE;
+	}
+	*ret = s;
+	*ret_len = n;
+	return 0;
+}
+
+/* ---- decoding ---- */
 
 /* Member key of o, NULL if absent; -EBADMSG if present with another type. */
 static int member(json_t *o, const char *key, json_type type, bool required,
@@ -118,39 +241,73 @@ static int load_message(const void *buf, size_t len, json_t **ret, char **ret_er
 	return 0;
 }
 
+static void annotations_free(struct proto_annotation *annotations, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(annotations[i].key);
+		free(annotations[i].value);
+	}
+	free(annotations);
+}
+
+static void region_requests_free(struct proto_region_request *regions, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(regions[i].region);
+	free(regions);
+}
+
 void proto_request_done(struct proto_request *req)
 {
 	free(req->client);
 	free(req->region);
 	free(req->container_name);
 	free(req->container_id);
-	for (size_t i = 0; i < req->n_annotations; i++) {
-		free(req->annotations[i].key);
-		free(req->annotations[i].value);
-	}
-	free(req->annotations);
-	for (size_t i = 0; i < req->n_regions; i++)
-		free(req->regions[i].region);
-	free(req->regions);
+	annotations_free(req->annotations, req->n_annotations);
+	region_requests_free(req->regions, req->n_regions);
 	*req = (struct proto_request){};
 }
 
-static int decode_region_name(json_t *o, struct proto_request *req, char **ret_error)
+/* A region name, checked. */
+static int region_name_member(json_t *o, const char *key, char **ret, char **ret_error)
 {
 	int r;
 
-	r = string_member(o, "region", true, REGION_NAME_MAX * 4, &req->region, ret_error);
+	r = string_member(o, key, true, REGION_NAME_MAX * 4, ret, ret_error);
 	if (r < 0)
 		return r;
-	if (!region_name_is_valid(req->region))
-		return error_set(ret_error, -EINVAL, "\"%s\" is not a valid region name", req->region);
+	if (!region_name_is_valid(*ret))
+		return error_set(ret_error, -EINVAL, "\"%s\" is not a valid region name", *ret);
+	return 0;
+}
+
+/* An object of strings: container annotations, or a grant's patterns. */
+static int annotations_from_json(json_t *o, const char *what, struct proto_annotation **ret,
+				 size_t *ret_n, char **ret_error)
+{
+	const char *key;
+	json_t *v;
+
+	*ret = calloc(json_object_size(o) ?: 1, sizeof(**ret));
+	if (!*ret)
+		return -ENOMEM;
+	json_object_foreach(o, key, v) {
+		struct proto_annotation *a = &(*ret)[*ret_n];
+
+		if (!json_is_string(v))
+			return error_set(ret_error, -EBADMSG, "%s \"%s\" must be a string", what, key);
+		a->key = strdup(key);
+		a->value = strdup(json_string_value(v));
+		(*ret_n)++;
+		if (!a->key || !a->value)
+			return -ENOMEM;
+	}
 	return 0;
 }
 
 static int decode_container(json_t *o, struct proto_request *req, char **ret_error)
 {
-	json_t *c, *annotations, *v;
-	const char *key;
+	json_t *c, *annotations;
 	int r;
 
 	r = member(o, "container", JSON_OBJECT, false, &c, ret_error);
@@ -171,37 +328,33 @@ static int decode_container(json_t *o, struct proto_request *req, char **ret_err
 				 "member \"container\" needs \"name\", \"id\" or \"annotations\"");
 	if (!annotations)
 		return 0;
+	return annotations_from_json(annotations, "annotation", &req->annotations, &req->n_annotations,
+				     ret_error);
+}
 
-	req->annotations = calloc(json_object_size(annotations) ?: 1, sizeof(*req->annotations));
-	if (!req->annotations)
-		return -ENOMEM;
-	json_object_foreach(annotations, key, v) {
-		struct proto_annotation *a = &req->annotations[req->n_annotations];
+static int mode_from_json(json_t *v, enum access_mode *ret, char **ret_error)
+{
+	int r;
 
-		if (!json_is_string(v))
-			return error_set(ret_error, -EBADMSG, "annotation \"%s\" must be a string", key);
-		a->key = strdup(key);
-		a->value = strdup(json_string_value(v));
-		req->n_annotations++;
-		if (!a->key || !a->value)
-			return -ENOMEM;
-	}
+	r = access_mode_from_string(json_string_value(v));
+	if (r < 0)
+		return error_set(ret_error, -EINVAL, "mode \"%s\" is neither \"ro\" nor \"rw\"",
+				 json_string_value(v));
+	*ret = (enum access_mode)r;
 	return 0;
 }
 
-static int decode_mode(json_t *o, enum access_mode *ret, char **ret_error)
+/* Member "mode": "ro" or "rw"; *ret stays ACCESS_NONE if it is optional
+ * and absent. */
+static int mode_member(json_t *o, bool required, enum access_mode *ret, char **ret_error)
 {
-	_cleanup_free_ char *mode = NULL;
+	json_t *v;
 	int r;
 
-	r = string_member(o, "mode", true, 16, &mode, ret_error);
-	if (r < 0)
+	r = member(o, "mode", JSON_STRING, required, &v, ret_error);
+	if (r < 0 || !v)
 		return r;
-	r = access_mode_from_string(mode);
-	if (r < 0)
-		return error_set(ret_error, -EINVAL, "mode \"%s\" is neither \"ro\" nor \"rw\"", mode);
-	*ret = (enum access_mode)r;
-	return 0;
+	return mode_from_json(v, ret, ret_error);
 }
 
 /* register and unregister name the container by its id, at least. */
@@ -219,42 +372,84 @@ static int decode_registered_container(json_t *o, struct proto_request *req, cha
 	return 0;
 }
 
-/* register: "regions", 1 to PROTO_REGISTER_REGIONS_MAX distinct
- * {"region": NAME, "mode": MODE} objects. */
-static int decode_region_requests(json_t *o, struct proto_request *req, char **ret_error)
+/* Member "regions" of a register request or reply, or of a registered
+ * container: 1 to PROTO_REGISTER_REGIONS_MAX distinct {"region": NAME,
+ * "mode": MODE} objects. */
+static int region_requests_member(json_t *o, bool required, struct proto_region_request **ret,
+				  size_t *ret_n, char **ret_error)
 {
 	json_t *regions, *v;
 	size_t i;
 	int r;
 
-	r = member(o, "regions", JSON_ARRAY, true, &regions, ret_error);
-	if (r < 0)
+	r = member(o, "regions", JSON_ARRAY, required, &regions, ret_error);
+	if (r < 0 || !regions)
 		return r;
 	if (json_array_size(regions) == 0 || json_array_size(regions) > PROTO_REGISTER_REGIONS_MAX)
 		return error_set(ret_error, -EINVAL, "\"regions\" must name 1 to %d regions, not %zu",
 				 PROTO_REGISTER_REGIONS_MAX, json_array_size(regions));
-	req->regions = calloc(json_array_size(regions), sizeof(*req->regions));
-	if (!req->regions)
+	*ret = calloc(json_array_size(regions), sizeof(**ret));
+	if (!*ret)
 		return -ENOMEM;
 	json_array_foreach(regions, i, v) {
-		struct proto_region_request *rr = &req->regions[i];
+		struct proto_region_request *rr = &(*ret)[i];
 
 		if (!json_is_object(v))
 			return error_set(ret_error, -EBADMSG, "\"regions\"[%zu] must be an object", i);
-		req->n_regions++;
-		r = string_member(v, "region", true, REGION_NAME_MAX * 4, &rr->region, ret_error);
+		(*ret_n)++;
+		r = region_name_member(v, "region", &rr->region, ret_error);
 		if (r < 0)
 			return r;
-		if (!region_name_is_valid(rr->region))
-			return error_set(ret_error, -EINVAL, "\"%s\" is not a valid region name", rr->region);
-		r = decode_mode(v, &rr->mode, ret_error);
+		r = mode_member(v, true, &rr->mode, ret_error);
 		if (r < 0)
 			return r;
 		for (size_t j = 0; j < i; j++)
-			if (streq(req->regions[j].region, rr->region))
+			if (streq((*ret)[j].region, rr->region))
 				return error_set(ret_error, -EINVAL, "region \"%s\" is named twice", rr->region);
 	}
 	return 0;
+}
+
+static int decode_request_op(json_t *o, struct proto_request *req, char **ret_error)
+{
+	json_t *force;
+	uint64_t start = 0;
+	int r;
+
+	switch (req->op) {
+	case PROTO_OP_HELLO:
+		return string_member(o, "client", false, PROTO_CLIENT_MAX, &req->client, ret_error);
+	case PROTO_OP_GET:
+		r = region_name_member(o, "region", &req->region, ret_error);
+		if (r < 0)
+			return r;
+		r = mode_member(o, true, &req->mode, ret_error);
+		if (r < 0)
+			return r;
+		return decode_container(o, req, ret_error);
+	case PROTO_OP_REGISTER:
+		r = decode_registered_container(o, req, ret_error);
+		if (r < 0)
+			return r;
+		return region_requests_member(o, true, &req->regions, &req->n_regions, ret_error);
+	case PROTO_OP_UNREGISTER:
+		return decode_registered_container(o, req, ret_error);
+	case PROTO_OP_SHOW:
+		return region_name_member(o, "region", &req->region, ret_error);
+	case PROTO_OP_DESTROY:
+		r = region_name_member(o, "region", &req->region, ret_error);
+		if (r < 0)
+			return r;
+		r = member(o, "force", JSON_TRUE, false, &force, ret_error);
+		req->force = r == 0 && json_is_true(force);
+		return r;
+	case PROTO_OP_LIST:
+		r = u64_member(o, "start", false, UINT32_MAX, &start, ret_error);
+		req->start = (uint32_t)start;
+		return r;
+	default: /* reload, containers */
+		return 0;
+	}
 }
 
 int proto_request_decode(const void *buf, size_t len, struct proto_request *ret,
@@ -263,7 +458,6 @@ int proto_request_decode(const void *buf, size_t len, struct proto_request *ret,
 	_cleanup_(json_decrefp) json_t *o = NULL;
 	_cleanup_(proto_request_done) struct proto_request req = {};
 	_cleanup_free_ char *op = NULL;
-	uint64_t start = 0;
 	int r;
 
 	*ret_error = NULL;
@@ -277,51 +471,7 @@ int proto_request_decode(const void *buf, size_t len, struct proto_request *ret,
 	if (r < 0)
 		return error_set(ret_error, -EOPNOTSUPP, "unknown op \"%s\"", op);
 	req.op = (enum proto_op)r;
-
-	switch (req.op) {
-	case PROTO_OP_HELLO:
-		r = string_member(o, "client", false, PROTO_CLIENT_MAX, &req.client, ret_error);
-		break;
-	case PROTO_OP_GET:
-		r = decode_region_name(o, &req, ret_error);
-		if (r < 0)
-			break;
-		r = decode_mode(o, &req.mode, ret_error);
-		if (r < 0)
-			break;
-		r = decode_container(o, &req, ret_error);
-		break;
-	case PROTO_OP_REGISTER:
-		r = decode_registered_container(o, &req, ret_error);
-		if (r < 0)
-			break;
-		r = decode_region_requests(o, &req, ret_error);
-		break;
-	case PROTO_OP_UNREGISTER:
-		r = decode_registered_container(o, &req, ret_error);
-		break;
-	case PROTO_OP_SHOW:
-		r = decode_region_name(o, &req, ret_error);
-		break;
-	case PROTO_OP_DESTROY: {
-		json_t *force;
-
-		r = decode_region_name(o, &req, ret_error);
-		if (r < 0)
-			break;
-		r = member(o, "force", JSON_TRUE, false, &force, ret_error);
-		req.force = r == 0 && json_is_true(force);
-		break;
-	}
-	case PROTO_OP_LIST:
-		r = u64_member(o, "start", false, UINT32_MAX, &start, ret_error);
-		req.start = (uint32_t)start;
-		break;
-	case PROTO_OP_RELOAD:
-	default:
-		r = 0;
-		break;
-	}
+	r = decode_request_op(o, &req, ret_error);
 	if (r < 0)
 		return r;
 	*ret = req;
@@ -329,40 +479,21 @@ int proto_request_decode(const void *buf, size_t len, struct proto_request *ret,
 	return 0;
 }
 
-int proto_dump(json_t *o, char **ret, size_t *ret_len)
+static json_t *container_to_json(const struct proto_request *req)
 {
-	char *s = json_dumps(o, JSON_COMPACT);
-	size_t n;
+	json_t *c = new_object();
+	int r = 0;
 
-	if (!s)
-		return -ENOMEM;
-	n = strlen(s);
-	if (n > MSHARE_PROTOCOL_MAX_MESSAGE) {
-		free(s);
-		return -EMSGSIZE;
-	}
-	*ret = s;
-	*ret_len = n;
-	return 0;
-}
-
-/*
- * A new empty object. Not json_object() by name: this file is linked into
- * libmshare-preload.so, which runs inside programs that may define a
- * function of that name themselves (the postgres executable exports its
- * SQL function json_object()), and a preloaded library's call by name binds
- * to the executable's definition first. json_pack() reaches jansson's own
- * json_object() from inside libjansson, which binds it locally.
- */
-static json_t *new_object(void)
-{
-	return json_pack("{}");
-}
-
-static int set_new(json_t *o, const char *key, json_t *v)
-{
-	/* json_object_set_new() takes v even when it fails. */
-	return v && json_object_set_new(o, key, v) == 0 ? 0 : -ENOMEM;
+	if (!c)
+		return NULL;
+	r |= set_string(c, "name", req->container_name);
+	r |= set_string(c, "id", req->container_id);
+	/* Always, even empty: a container named by none of the three is
+	 * "annotations":{}, which must stay a valid request. */
+	r |= set_new(c, "annotations", annotations_to_json(req->annotations, req->n_annotations));
+	if (r < 0)
+		c = (json_decref(c), NULL);
+	return c;
 }
 
 int proto_request_encode(const struct proto_request *req, char **ret, size_t *ret_len)
@@ -374,52 +505,24 @@ int proto_request_encode(const struct proto_request *req, char **ret, size_t *re
 		return o ? -EINVAL : -ENOMEM;
 	r |= set_new(o, "version", json_integer(MSHARE_PROTOCOL_VERSION));
 	r |= set_new(o, "op", json_string(proto_op_to_string(req->op)));
-	if (req->client)
-		r |= set_new(o, "client", json_string(req->client));
-	if (req->region)
-		r |= set_new(o, "region", json_string(req->region));
+	r |= set_string(o, "client", req->client);
+	r |= set_string(o, "region", req->region);
 	if (req->op == PROTO_OP_GET)
 		r |= set_new(o, "mode", json_string(access_mode_to_string(req->mode)));
 	if (req->op == PROTO_OP_LIST && req->start)
 		r |= set_new(o, "start", json_integer(req->start));
 	if (req->op == PROTO_OP_DESTROY && req->force)
 		r |= set_new(o, "force", json_true());
-	if (req->has_container) {
-		json_t *c = new_object(), *a = new_object();
-
-		r |= set_new(o, "container", c);
-		if (c && req->container_name)
-			r |= set_new(c, "name", json_string(req->container_name));
-		if (c && req->container_id)
-			r |= set_new(c, "id", json_string(req->container_id));
-		/* Always, even empty: a container named by none of the three
-		 * is "annotations":{}, which must stay a valid request. */
-		for (size_t i = 0; a && i < req->n_annotations; i++)
-			r |= set_new(a, req->annotations[i].key, json_string(req->annotations[i].value));
-		if (c)
-			r |= set_new(c, "annotations", a);
-		else
-			json_decref(a);
-	}
-	if (req->op == PROTO_OP_REGISTER) {
-		json_t *regions = json_array();
-
-		r |= set_new(o, "regions", regions);
-		for (size_t i = 0; regions && i < req->n_regions; i++) {
-			json_t *rr = new_object();
-
-			if (!rr || json_array_append_new(regions, rr) < 0) {
-				r = -ENOMEM;
-				break;
-			}
-			r |= set_new(rr, "region", json_string(req->regions[i].region));
-			r |= set_new(rr, "mode", json_string(access_mode_to_string(req->regions[i].mode)));
-		}
-	}
+	if (req->has_container)
+		r |= set_new(o, "container", container_to_json(req));
+	if (req->op == PROTO_OP_REGISTER)
+		r |= set_new(o, "regions", region_requests_to_json(req->regions, req->n_regions));
 	if (r < 0)
 		return -ENOMEM;
-	return proto_dump(o, ret, ret_len);
+	return dump(o, ret, ret_len);
 }
+
+/* ---- replies: the parts ---- */
 
 void proto_region_info_done(struct proto_region_info *info)
 {
@@ -432,8 +535,11 @@ void proto_region_info_done(struct proto_region_info *info)
 	*info = (struct proto_region_info){};
 }
 
-json_t *proto_region_info_to_json(const struct proto_region_info *info)
+/* Here and below, element functions take void *: objects_member() and
+ * objects_to_json() call them for each element of an array. */
+static json_t *region_info_to_json(const void *element)
 {
+	const struct proto_region_info *info = element;
 	json_t *o = new_object();
 	int r = 0;
 
@@ -444,8 +550,7 @@ json_t *proto_region_info_to_json(const struct proto_region_info *info)
 	r |= set_new(o, "size", json_integer((json_int_t)info->size));
 	r |= set_new(o, "region_size", json_integer((json_int_t)info->region_size));
 	r |= set_new(o, "backing", json_string(info->backing));
-	if (info->path)
-		r |= set_new(o, "path", json_string(info->path));
+	r |= set_string(o, "path", info->path);
 	r |= set_new(o, "protection", json_string(info->protection));
 	r |= set_new(o, "populate", json_boolean(info->populate));
 	r |= set_new(o, "rss_bytes", json_integer((json_int_t)info->rss_bytes));
@@ -455,121 +560,547 @@ json_t *proto_region_info_to_json(const struct proto_region_info *info)
 	r |= set_new(o, "owner_pid", json_integer(info->owner_pid));
 	r |= set_new(o, "inode", json_integer((json_int_t)info->inode));
 	r |= set_new(o, "access", json_string(info->access));
-	if (r < 0) {
-		json_decref(o);
-		return NULL;
-	}
+	if (r < 0)
+		o = (json_decref(o), NULL);
 	return o;
 }
 
-int proto_region_info_from_json(json_t *o, struct proto_region_info *ret, char **ret_error)
+size_t proto_region_info_length(const struct proto_region_info *info)
 {
-	_cleanup_(proto_region_info_done) struct proto_region_info info = {};
+	_cleanup_(json_decrefp) json_t *o = region_info_to_json(info);
+	_cleanup_free_ char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+
+	/* And the comma that separates it from the next. */
+	return s ? strlen(s) + 1 : 0;
+}
+
+static int region_info_from_json(json_t *o, void *element, char **ret_error)
+{
+	struct proto_region_info *info = element;
 	uint64_t attached = 0, windows = 0, owner = 0;
 	json_t *populate;
 	int r;
 
-	*ret_error = NULL;
 	if (!json_is_object(o))
 		return error_set(ret_error, -EBADMSG, "region is not a JSON object");
-	if ((r = string_member(o, "name", true, PATH_MAX, &info.name, ret_error)) < 0 ||
-	    (r = string_member(o, "state", true, PATH_MAX, &info.state, ret_error)) < 0 ||
-	    (r = u64_member(o, "size", true, INT64_MAX, &info.size, ret_error)) < 0 ||
-	    (r = u64_member(o, "region_size", true, INT64_MAX, &info.region_size, ret_error)) < 0 ||
-	    (r = string_member(o, "backing", true, PATH_MAX, &info.backing, ret_error)) < 0 ||
-	    (r = string_member(o, "path", false, PATH_MAX, &info.path, ret_error)) < 0 ||
-	    (r = string_member(o, "protection", true, PATH_MAX, &info.protection, ret_error)) < 0 ||
+	if ((r = string_member(o, "name", true, PATH_MAX, &info->name, ret_error)) < 0 ||
+	    (r = string_member(o, "state", true, PATH_MAX, &info->state, ret_error)) < 0 ||
+	    (r = u64_member(o, "size", true, INT64_MAX, &info->size, ret_error)) < 0 ||
+	    (r = u64_member(o, "region_size", true, INT64_MAX, &info->region_size, ret_error)) < 0 ||
+	    (r = string_member(o, "backing", true, PATH_MAX, &info->backing, ret_error)) < 0 ||
+	    (r = string_member(o, "path", false, PATH_MAX, &info->path, ret_error)) < 0 ||
+	    (r = string_member(o, "protection", true, PATH_MAX, &info->protection, ret_error)) < 0 ||
 	    (r = member(o, "populate", JSON_TRUE, true, &populate, ret_error)) < 0 ||
-	    (r = u64_member(o, "rss_bytes", true, INT64_MAX, &info.rss_bytes, ret_error)) < 0 ||
-	    (r = u64_member(o, "pgtables_bytes", true, INT64_MAX, &info.pgtables_bytes, ret_error)) < 0 ||
+	    (r = u64_member(o, "rss_bytes", true, INT64_MAX, &info->rss_bytes, ret_error)) < 0 ||
+	    (r = u64_member(o, "pgtables_bytes", true, INT64_MAX, &info->pgtables_bytes, ret_error)) < 0 ||
 	    (r = u64_member(o, "attached", true, UINT32_MAX, &attached, ret_error)) < 0 ||
 	    (r = u64_member(o, "windows", true, UINT32_MAX, &windows, ret_error)) < 0 ||
 	    (r = u64_member(o, "owner_pid", true, INT32_MAX, &owner, ret_error)) < 0 ||
 	    /* Daemons before issue 16 do not send it. */
-	    (r = u64_member(o, "inode", false, INT64_MAX, &info.inode, ret_error)) < 0 ||
-	    (r = string_member(o, "access", true, PATH_MAX, &info.access, ret_error)) < 0)
+	    (r = u64_member(o, "inode", false, INT64_MAX, &info->inode, ret_error)) < 0 ||
+	    (r = string_member(o, "access", true, PATH_MAX, &info->access, ret_error)) < 0)
 		return r;
-	info.populate = json_is_true(populate);
-	info.attached = (uint32_t)attached;
-	info.windows = (uint32_t)windows;
-	info.owner_pid = (int64_t)owner;
-	*ret = info;
-	info = (struct proto_region_info){};
+	info->populate = json_is_true(populate);
+	info->attached = (uint32_t)attached;
+	info->windows = (uint32_t)windows;
+	info->owner_pid = (int64_t)owner;
+	return 0;
+}
+
+/* Member "region", a region object. */
+static int region_member(json_t *o, bool required, struct proto_reply *reply, char **ret_error)
+{
+	json_t *v;
+	int r;
+
+	r = member(o, "region", JSON_OBJECT, required, &v, ret_error);
+	if (r < 0 || !v)
+		return r;
+	reply->has_region = true;
+	return region_info_from_json(v, &reply->region, ret_error);
+}
+
+/*
+ * Member key, an array, in *ret_array (NULL if it is optional and absent),
+ * and in *ret zeroed room for its elements of size bytes and extra more.
+ */
+static int array_member(json_t *o, const char *key, bool required, size_t size, size_t extra,
+			json_t **ret_array, void **ret, char **ret_error)
+{
+	int r;
+
+	r = member(o, key, JSON_ARRAY, required, ret_array, ret_error);
+	if (r < 0 || !*ret_array)
+		return r;
+	*ret = calloc(json_array_size(*ret_array) + extra ?: 1, size);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* Member key, an array of integers up to max. */
+static int uints_member(json_t *o, const char *key, bool required, uint64_t max, uint32_t **ret,
+			size_t *ret_n, char **ret_error)
+{
+	json_t *a, *v;
+	size_t i;
+	int r;
+
+	r = array_member(o, key, required, sizeof(**ret), 0, &a, (void **)ret, ret_error);
+	if (r < 0 || !a)
+		return r;
+	json_array_foreach(a, i, v) {
+		if (!json_is_integer(v) || json_integer_value(v) < 0 || (uint64_t)json_integer_value(v) > max)
+			return error_set(ret_error, -EBADMSG, "\"%s\"[%zu] must be an integer of 0 to %" PRIu64,
+					 key, i, max);
+		(*ret)[i] = (uint32_t)json_integer_value(v);
+		(*ret_n)++;
+	}
+	return 0;
+}
+
+static void strv_free_(char **v)
+{
+	for (char **p = v; p && *p; p++)
+		free(*p);
+	free(v);
+}
+
+/* Member key, an array of strings, as a NULL-terminated vector. */
+static int strv_member(json_t *o, const char *key, char ***ret, char **ret_error)
+{
+	json_t *a, *v;
+	size_t i;
+	int r;
+
+	/* One more for the NULL at the end. */
+	r = array_member(o, key, true, sizeof(**ret), 1, &a, (void **)ret, ret_error);
+	if (r < 0)
+		return r;
+	json_array_foreach(a, i, v) {
+		if (!json_is_string(v))
+			return error_set(ret_error, -EBADMSG, "\"%s\"[%zu] must be a string", key, i);
+		(*ret)[i] = strdup(json_string_value(v));
+		if (!(*ret)[i])
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static void grant_done(struct proto_grant *g)
+{
+	free(g->source);
+	free(g->region);
+	free(g->users);
+	free(g->groups);
+	strv_free_(g->containers);
+	strv_free_(g->container_ids);
+	annotations_free(g->annotations, g->n_annotations);
+	*g = (struct proto_grant){};
+}
+
+static json_t *grant_to_json(const void *element)
+{
+	const struct proto_grant *g = element;
+	json_t *o = new_object();
+	int r = 0;
+
+	if (!o)
+		return NULL;
+	r |= set_new(o, "source", json_string(g->source));
+	r |= set_new(o, "region", json_string(g->region));
+	r |= set_new(o, "mode", json_string(access_mode_to_string(g->mode)));
+	r |= set_new(o, "users", objects_to_json(g->users, g->n_users, sizeof(uid_t), uint_to_json));
+	r |= set_new(o, "groups", objects_to_json(g->groups, g->n_groups, sizeof(gid_t), uint_to_json));
+	r |= set_new(o, "containers", strv_to_json(g->containers));
+	r |= set_new(o, "container_ids", strv_to_json(g->container_ids));
+	r |= set_new(o, "annotations", annotations_to_json(g->annotations, g->n_annotations));
+	if (r < 0)
+		o = (json_decref(o), NULL);
+	return o;
+}
+
+static int grant_from_json(json_t *o, void *element, char **ret_error)
+{
+	struct proto_grant *g = element;
+	json_t *annotations;
+	int r;
+
+	if (!json_is_object(o))
+		return error_set(ret_error, -EBADMSG, "grant is not a JSON object");
+	if ((r = string_member(o, "source", true, PATH_MAX, &g->source, ret_error)) < 0 ||
+	    (r = string_member(o, "region", true, PATH_MAX, &g->region, ret_error)) < 0 ||
+	    (r = mode_member(o, true, &g->mode, ret_error)) < 0 ||
+	    (r = uints_member(o, "users", true, UINT32_MAX, &g->users, &g->n_users, ret_error)) < 0 ||
+	    (r = uints_member(o, "groups", true, UINT32_MAX, &g->groups, &g->n_groups, ret_error)) < 0 ||
+	    (r = strv_member(o, "containers", &g->containers, ret_error)) < 0 ||
+	    (r = strv_member(o, "container_ids", &g->container_ids, ret_error)) < 0 ||
+	    (r = member(o, "annotations", JSON_OBJECT, true, &annotations, ret_error)) < 0)
+		return r;
+	return annotations_from_json(annotations, "grant annotation", &g->annotations, &g->n_annotations,
+				     ret_error);
+}
+
+static void container_info_done(struct proto_container_info *c)
+{
+	free(c->id);
+	free(c->name);
+	region_requests_free(c->regions, c->n_regions);
+	*c = (struct proto_container_info){};
+}
+
+static json_t *container_info_to_json(const void *element)
+{
+	const struct proto_container_info *c = element;
+	json_t *o = new_object();
+	int r = 0;
+
+	if (!o)
+		return NULL;
+	r |= set_new(o, "id", json_string(c->id));
+	r |= set_string(o, "name", c->name);
+	r |= set_new(o, "pid", json_integer(c->pid));
+	r |= set_new(o, "regions", region_requests_to_json(c->regions, c->n_regions));
+	r |= set_new(o, "connections", json_integer((json_int_t)c->connections));
+	if (r < 0)
+		o = (json_decref(o), NULL);
+	return o;
+}
+
+static int container_info_from_json(json_t *o, void *element, char **ret_error)
+{
+	struct proto_container_info *c = element;
+	uint64_t pid = 0;
+	int r;
+
+	if (!json_is_object(o))
+		return error_set(ret_error, -EBADMSG, "container is not a JSON object");
+	if ((r = string_member(o, "id", true, PROTO_CONTAINER_STRING_MAX, &c->id, ret_error)) < 0 ||
+	    (r = string_member(o, "name", false, PROTO_CONTAINER_STRING_MAX, &c->name, ret_error)) < 0 ||
+	    (r = u64_member(o, "pid", true, INT32_MAX, &pid, ret_error)) < 0 ||
+	    (r = region_requests_member(o, true, &c->regions, &c->n_regions, ret_error)) < 0 ||
+	    (r = u64_member(o, "connections", true, INT64_MAX, &c->connections, ret_error)) < 0)
+		return r;
+	c->pid = (int64_t)pid;
+	return 0;
+}
+
+/*
+ * Member key, an array of objects, each decoded by from_json into the n-th
+ * of *ret (elements of size bytes, zeroed first); *ret_n counts them all, so
+ * that the caller frees them whatever failed.
+ */
+static int objects_member(json_t *o, const char *key, bool required, size_t size,
+			  int (*from_json)(json_t *v, void *element, char **ret_error), void **ret,
+			  size_t *ret_n, char **ret_error)
+{
+	json_t *a, *v;
+	size_t i;
+	int r;
+
+	r = array_member(o, key, required, size, 0, &a, ret, ret_error);
+	if (r < 0 || !a)
+		return r;
+	*ret_n = json_array_size(a);
+	json_array_foreach(a, i, v) {
+		r = from_json(v, (char *)*ret + i * size, ret_error);
+		if (r < 0)
+			return r;
+	}
 	return 0;
 }
 
 void proto_reply_done(struct proto_reply *reply)
 {
 	free(reply->message);
+	proto_region_info_done(&reply->region);
+	free(reply->hello.versions);
+	free(reply->hello.server);
+	for (size_t i = 0; i < reply->list.n_regions; i++)
+		proto_region_info_done(&reply->list.regions[i]);
+	free(reply->list.regions);
+	free(reply->show.source);
+	free(reply->show.error);
+	free(reply->show.pending_source);
+	for (size_t i = 0; i < reply->show.n_grants; i++)
+		grant_done(&reply->show.grants[i]);
+	free(reply->show.grants);
+	region_requests_free(reply->reg.regions, reply->reg.n_regions);
+	for (size_t i = 0; i < reply->containers.n_containers; i++)
+		container_info_done(&reply->containers.containers[i]);
+	free(reply->containers.containers);
 	json_decref(reply->object);
 	*reply = (struct proto_reply){};
 }
 
-int proto_reply_decode(const void *buf, size_t len, struct proto_reply *ret, char **ret_error)
+/* ---- replies: one encoder and one decoder for the reply to each op ---- */
+
+static int encode_hello_reply(json_t *o, const struct proto_reply *reply)
 {
-	_cleanup_(json_decrefp) json_t *o = NULL;
-	_cleanup_free_ char *status = NULL, *name = NULL, *message = NULL;
-	int r, error = 0;
+	int r = 0;
 
-	*ret_error = NULL;
-	r = load_message(buf, len, &o, ret_error);
-	if (r < 0)
-		return r;
-	r = string_member(o, "status", true, 16, &status, ret_error);
-	if (r < 0)
-		return r;
-	if (streq(status, "error")) {
-		if ((r = string_member(o, "errno", true, 64, &name, ret_error)) < 0 ||
-		    (r = string_member(o, "message", true, MSHARE_PROTOCOL_MAX_MESSAGE, &message,
-				       ret_error)) < 0)
-			return r;
-		/* A name this libc does not know still is an error. */
-		error = errno_from_name(name) ?: EPROTO;
-	} else if (!streq(status, "ok"))
-		return error_set(ret_error, -EBADMSG, "status \"%s\" is neither \"ok\" nor \"error\"", status);
+	r |= set_new(o, "versions", objects_to_json(reply->hello.versions, reply->hello.n_versions,
+						     sizeof(uint32_t), uint_to_json));
+	r |= set_string(o, "server", reply->hello.server);
+	r |= set_new(o, "max_message", json_integer((json_int_t)reply->hello.max_message));
+	r |= set_new(o, "uid", json_integer(reply->hello.uid));
+	return r;
+}
 
-	*ret = (struct proto_reply){
-		.error = error,
-		.message = TAKE_PTR(message),
-		.object = TAKE_PTR(o),
-	};
+/* Daemons say who they are; what a client needs of that is only that it
+ * is well-formed. */
+static int decode_hello_reply(json_t *o, struct proto_reply *reply, char **ret_error)
+{
+	uint64_t uid = 0;
+	int r;
+
+	if ((r = uints_member(o, "versions", false, UINT32_MAX, &reply->hello.versions,
+			      &reply->hello.n_versions, ret_error)) < 0 ||
+	    (r = string_member(o, "server", false, PATH_MAX, &reply->hello.server, ret_error)) < 0 ||
+	    (r = u64_member(o, "max_message", false, INT64_MAX, &reply->hello.max_message, ret_error)) < 0 ||
+	    (r = u64_member(o, "uid", false, UINT32_MAX, &uid, ret_error)) < 0)
+		return r;
+	reply->hello.uid = (uid_t)uid;
 	return 0;
 }
 
-json_t *proto_reply_new_ok(void)
+static int encode_get_reply(json_t *o, const struct proto_reply *reply)
 {
-	json_t *o = new_object();
+	int r = 0;
 
-	if (!o)
-		return NULL;
-	if (set_new(o, "version", json_integer(MSHARE_PROTOCOL_VERSION)) < 0 ||
-	    set_new(o, "status", json_string("ok")) < 0) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	/* The daemon always says; a decoded reply may not have. */
+	if (reply->get.mode != ACCESS_NONE)
+		r |= set_new(o, "mode", json_string(access_mode_to_string(reply->get.mode)));
+	if (reply->has_region)
+		r |= set_new(o, "region", region_info_to_json(&reply->region));
+	return r;
 }
 
-json_t *proto_reply_new_error(int error, const char *format, ...)
+/* The descriptor is what counts: mshare_request() needs nothing else, and
+ * libmshare-client checks has_region itself. */
+static int decode_get_reply(json_t *o, struct proto_reply *reply, char **ret_error)
 {
-	_cleanup_free_ char *msg = NULL;
-	json_t *o = new_object();
-	va_list ap;
+	int r;
+
+	r = mode_member(o, false, &reply->get.mode, ret_error);
+	if (r < 0)
+		return r;
+	return region_member(o, false, reply, ret_error);
+}
+
+static int encode_list_reply(json_t *o, const struct proto_reply *reply)
+{
+	int r = 0;
+
+	r |= set_new(o, "regions", objects_to_json(reply->list.regions, reply->list.n_regions,
+						   sizeof(*reply->list.regions), region_info_to_json));
+	if (reply->list.has_next)
+		r |= set_new(o, "next", json_integer(reply->list.next));
+	return r;
+}
+
+static int decode_list_reply(json_t *o, struct proto_reply *reply, char **ret_error)
+{
+	uint64_t next = 0;
+	json_t *v;
+	int r;
+
+	r = objects_member(o, "regions", true, sizeof(*reply->list.regions), region_info_from_json,
+			   (void **)&reply->list.regions, &reply->list.n_regions, ret_error);
+	if (r < 0)
+		return r;
+	r = member(o, "next", JSON_INTEGER, false, &v, ret_error);
+	if (r < 0 || !v)
+		return r;
+	reply->list.has_next = true;
+	r = u64_member(o, "next", true, UINT32_MAX, &next, ret_error);
+	reply->list.next = (uint32_t)next;
+	return r;
+}
+
+static int encode_show_reply(json_t *o, const struct proto_reply *reply)
+{
+	int r = 0;
+
+	r |= set_new(o, "region", region_info_to_json(&reply->region));
+	r |= set_string(o, "source", reply->show.source);
+	r |= set_string(o, "error", reply->show.error);
+	r |= set_string(o, "pending_source", reply->show.pending_source);
+	if (reply->show.has_grants)
+		r |= set_new(o, "grants", objects_to_json(reply->show.grants, reply->show.n_grants,
+							  sizeof(*reply->show.grants), grant_to_json));
+	return r;
+}
+
+static int decode_show_reply(json_t *o, struct proto_reply *reply, char **ret_error)
+{
+	json_t *grants;
+	int r;
+
+	if ((r = region_member(o, true, reply, ret_error)) < 0 ||
+	    (r = string_member(o, "source", false, PATH_MAX, &reply->show.source, ret_error)) < 0 ||
+	    (r = string_member(o, "error", false, 64, &reply->show.error, ret_error)) < 0 ||
+	    (r = string_member(o, "pending_source", false, PATH_MAX, &reply->show.pending_source,
+			       ret_error)) < 0 ||
+	    (r = member(o, "grants", JSON_ARRAY, false, &grants, ret_error)) < 0)
+		return r;
+	reply->show.has_grants = grants != NULL;
+	return objects_member(o, "grants", false, sizeof(*reply->show.grants), grant_from_json,
+			      (void **)&reply->show.grants, &reply->show.n_grants, ret_error);
+}
+
+/* reload and destroy: what was done. */
+static int encode_message_reply(json_t *o, const struct proto_reply *reply)
+{
+	return set_string(o, "message", reply->message);
+}
+
+static int decode_message_reply(json_t *o, struct proto_reply *reply, char **ret_error)
+{
+	return string_member(o, "message", false, MSHARE_PROTOCOL_MAX_MESSAGE, &reply->message, ret_error);
+}
+
+static int encode_register_reply(json_t *o, const struct proto_reply *reply)
+{
+	/* The daemon registers 1 or more; a decoded reply may have none. */
+	if (reply->reg.n_regions == 0)
+		return 0;
+	return set_new(o, "regions", region_requests_to_json(reply->reg.regions, reply->reg.n_regions));
+}
+
+static int decode_register_reply(json_t *o, struct proto_reply *reply, char **ret_error)
+{
+	return region_requests_member(o, false, &reply->reg.regions, &reply->reg.n_regions, ret_error);
+}
+
+static int encode_containers_reply(json_t *o, const struct proto_reply *reply)
+{
+	return set_new(o, "containers", objects_to_json(reply->containers.containers,
+							reply->containers.n_containers,
+							sizeof(*reply->containers.containers),
+							container_info_to_json));
+}
+
+static int decode_containers_reply(json_t *o, struct proto_reply *reply, char **ret_error)
+{
+	return objects_member(o, "containers", true, sizeof(*reply->containers.containers),
+			      container_info_from_json, (void **)&reply->containers.containers,
+			      &reply->containers.n_containers, ret_error);
+}
+
+static int encode_destroy_reply(json_t *o, const struct proto_reply *reply)
+{
+	int r = encode_message_reply(o, reply);
+
+	if (reply->has_region)
+		r |= set_new(o, "region", region_info_to_json(&reply->region));
+	return r;
+}
+
+static int decode_destroy_reply(json_t *o, struct proto_reply *reply, char **ret_error)
+{
+	int r = decode_message_reply(o, reply, ret_error);
+
+	return r < 0 ? r : region_member(o, false, reply, ret_error);
+}
+
+/* unregister's reply is "ok" and nothing else. */
+static const struct {
+	int (*encode)(json_t *o, const struct proto_reply *reply);
+	int (*decode)(json_t *o, struct proto_reply *reply, char **ret_error);
+} reply_kinds[_PROTO_OP_MAX] = {
+	[PROTO_OP_HELLO] = { encode_hello_reply, decode_hello_reply },
+	[PROTO_OP_GET] = { encode_get_reply, decode_get_reply },
+	[PROTO_OP_LIST] = { encode_list_reply, decode_list_reply },
+	[PROTO_OP_SHOW] = { encode_show_reply, decode_show_reply },
+	[PROTO_OP_RELOAD] = { encode_message_reply, decode_message_reply },
+	[PROTO_OP_REGISTER] = { encode_register_reply, decode_register_reply },
+	[PROTO_OP_CONTAINERS] = { encode_containers_reply, decode_containers_reply },
+	[PROTO_OP_DESTROY] = { encode_destroy_reply, decode_destroy_reply },
+};
+
+static int encode_error(json_t *o, const struct proto_reply *reply)
+{
+	int r = 0;
+
+	r |= set_new(o, "errno", json_string(errno_to_name(reply->error)));
+	/* json_string() refuses invalid UTF-8, which a region name cannot
+	 * have but a message quoting a peer's string might. */
+	r |= set_new(o, "message", json_string(strempty(reply->message)) ?:
+				   json_string("(message not valid UTF-8)"));
+	return r;
+}
+
+/* The envelope, and the members of the reply kind (NULL: none). */
+static int reply_encode(const struct proto_reply *reply,
+			int (*encode)(json_t *o, const struct proto_reply *reply), char **ret, size_t *ret_len)
+{
+	_cleanup_(json_decrefp) json_t *o = new_object();
+	int r = 0;
 
 	if (!o)
-		return NULL;
-	va_start(ap, format);
-	msg = vstrprintf(format, ap);
-	va_end(ap);
-	if (!msg ||
-	    set_new(o, "version", json_integer(MSHARE_PROTOCOL_VERSION)) < 0 ||
-	    set_new(o, "status", json_string("error")) < 0 ||
-	    set_new(o, "errno", json_string(errno_to_name(error))) < 0 ||
-	    /* json_string() refuses invalid UTF-8, which a region name cannot
-	     * have but a message quoting a peer's string might. */
-	    set_new(o, "message", json_string(msg) ?: json_string("(message not valid UTF-8)")) < 0) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+		return -ENOMEM;
+	r |= set_new(o, "version", json_integer(MSHARE_PROTOCOL_VERSION));
+	r |= set_new(o, "status", json_string(reply->error ? "error" : "ok"));
+	if (reply->error)
+		r |= encode_error(o, reply);
+	else if (encode)
+		r |= encode(o, reply);
+	if (r < 0)
+		return -ENOMEM;
+	return dump(o, ret, ret_len);
+}
+
+int proto_reply_encode(enum proto_op op, const struct proto_reply *reply, char **ret, size_t *ret_len)
+{
+	if (op >= _PROTO_OP_MAX)
+		return -EINVAL;
+	return reply_encode(reply, reply_kinds[op].encode, ret, ret_len);
+}
+
+int proto_error_encode(int error, const char *message, char **ret, size_t *ret_len)
+{
+	return reply_encode(&(struct proto_reply){ .error = error, .message = (char *)message }, NULL, ret,
+			    ret_len);
+}
+
+static int decode_error(json_t *o, struct proto_reply *reply, char **ret_error)
+{
+	_cleanup_free_ char *name = NULL;
+	int r;
+
+	if ((r = string_member(o, "errno", true, 64, &name, ret_error)) < 0 ||
+	    (r = string_member(o, "message", true, MSHARE_PROTOCOL_MAX_MESSAGE, &reply->message,
+			       ret_error)) < 0)
+		return r;
+	/* A name this libc does not know still is an error. */
+	reply->error = errno_from_name(name) ?: EPROTO;
+	return 0;
+}
+
+int proto_reply_decode(enum proto_op op, const void *buf, size_t len, struct proto_reply *ret,
+		       char **ret_error)
+{
+	_cleanup_(proto_reply_done) struct proto_reply reply = {};
+	_cleanup_free_ char *status = NULL;
+	int r;
+
+	*ret_error = NULL;
+	if (op >= _PROTO_OP_MAX)
+		return -EINVAL;
+	r = load_message(buf, len, &reply.object, ret_error);
+	if (r < 0)
+		return r;
+	r = string_member(reply.object, "status", true, 16, &status, ret_error);
+	if (r < 0)
+		return r;
+	if (streq(status, "error"))
+		r = decode_error(reply.object, &reply, ret_error);
+	else if (!streq(status, "ok"))
+		return error_set(ret_error, -EBADMSG, "status \"%s\" is neither \"ok\" nor \"error\"", status);
+	else if (reply_kinds[op].decode)
+		r = reply_kinds[op].decode(reply.object, &reply, ret_error);
+	if (r < 0)
+		return r;
+	*ret = reply;
+	reply = (struct proto_reply){};
+	return 0;
 }

@@ -220,98 +220,301 @@ static void test_unknown_members(void)
 	   "unknown members are ignored");
 }
 
-static void test_replies(void)
+/* encode -> the expected text -> decode -> encode -> the same text: the
+ * decoder keeps everything the encoder wrote, and the wire format is the
+ * one docs/protocol.md shows. */
+static bool reply_roundtrip(const char *what, enum proto_op op, const struct proto_reply *in,
+			    const char *expected, struct proto_reply *ret)
 {
-	_cleanup_(proto_reply_done) struct proto_reply r1 = {}, r2 = {}, r3 = {};
-	_cleanup_free_ char *t1 = NULL, *t2 = NULL, *error = NULL;
-	json_t *ok_reply = proto_reply_new_ok();
-	json_t *err_reply = proto_reply_new_error(EACCES, "region '%s' is not granted", "pool");
-	size_t l1 = 0, l2 = 0;
-	const char *unknown = "{\"version\":1,\"status\":\"error\",\"errno\":\"EFUTURE\",\"message\":\"m\"}";
+	_cleanup_free_ char *text = NULL, *again = NULL, *error = NULL;
+	size_t len = 0, len2 = 0;
+	int k;
 
-	bool pass;
+	k = proto_reply_encode(op, in, &text, &len);
+	if (!ok(k == 0 && streq(text, expected), "encode the %s reply: %s", what, strna(text)))
+		return false;
+	k = proto_reply_decode(op, text, len, ret, &error);
+	if (k == 0)
+		k = proto_reply_encode(op, ret, &again, &len2);
+	return ok(k == 0 && streq(text, again), "decode and encode the %s reply again: %s%s", what,
+		  strna(again), error ?: "");
+}
 
-	pass = proto_dump(ok_reply, &t1, &l1) == 0 && proto_reply_decode(t1, l1, &r1, &error) == 0 &&
-	       r1.error == 0 && !r1.message;
-	ok(pass, "ok reply round trip: %s", strna(t1));
-	pass = proto_dump(err_reply, &t2, &l2) == 0 && proto_reply_decode(t2, l2, &r2, &error) == 0 &&
-	       r2.error == EACCES && r2.message && streq(r2.message, "region 'pool' is not granted");
-	ok(pass, "error reply round trip: %s", strna(t2));
-	pass = proto_reply_decode(unknown, strlen(unknown), &r3, &error) == 0 && r3.error == EPROTO;
-	ok(pass, "an errno name this side does not know is EPROTO");
-	json_decref(ok_reply);
-	json_decref(err_reply);
+#define REGION_JSON "{\"name\":\"pool\",\"state\":\"active\",\"size\":67108864,\"region_size\":549755813888," \
+	"\"backing\":\"file\",\"path\":\"/var/lib/pool\",\"protection\":\"rw\",\"populate\":true," \
+	"\"rss_bytes\":50565120,\"pgtables_bytes\":8192,\"attached\":3,\"windows\":4,\"owner_pid\":42," \
+	"\"inode\":4242,\"access\":\"ro\"}"
 
-	static const struct {
-		const char *what, *msg;
-		int expected;
-	} bad[] = {
-		{ "a reply of another version", "{\"version\":2,\"status\":\"ok\"}", -EPROTONOSUPPORT },
-		{ "a reply without status", "{\"version\":1}", -EBADMSG },
-		{ "an odd status", "{\"version\":1,\"status\":\"maybe\"}", -EBADMSG },
-		{ "an error without errno", "{\"version\":1,\"status\":\"error\",\"message\":\"m\"}", -EBADMSG },
-		{ "an error without message", "{\"version\":1,\"status\":\"error\",\"errno\":\"EIO\"}", -EBADMSG },
-		{ "a reply that is no JSON", "ok", -EBADMSG },
-	};
-	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
-		_cleanup_(proto_reply_done) struct proto_reply r = {};
+static const struct proto_region_info pool = {
+	.name = "pool", .state = "active", .size = 64 << 20, .region_size = 512ULL << 30,
+	.backing = "file", .path = "/var/lib/pool", .protection = "rw", .populate = true,
+	.rss_bytes = 12345 * 4096ULL, .pgtables_bytes = 8192, .attached = 3, .windows = 4,
+	.owner_pid = 42, .inode = 4242, .access = "ro",
+};
+
+static bool region_equal(const struct proto_region_info *a, const struct proto_region_info *b)
+{
+	return streq(a->name, b->name) && streq(a->state, b->state) && a->size == b->size &&
+	       a->region_size == b->region_size && streq(a->backing, b->backing) &&
+	       str_eq(a->path, b->path) && streq(a->protection, b->protection) &&
+	       a->populate == b->populate && a->rss_bytes == b->rss_bytes &&
+	       a->pgtables_bytes == b->pgtables_bytes && a->attached == b->attached &&
+	       a->windows == b->windows && a->owner_pid == b->owner_pid && a->inode == b->inode &&
+	       streq(a->access, b->access);
+}
+
+static void test_reply_hello_get(void)
+{
+	_cleanup_(proto_reply_done) struct proto_reply hello = {}, get = {}, bare = {};
+	uint32_t versions[] = { 1 };
+
+	if (reply_roundtrip("hello", PROTO_OP_HELLO, &(struct proto_reply){ .hello = {
+		.versions = versions, .n_versions = 1, .server = "mshare-owner 0.1.0",
+		.max_message = 65536, .uid = 1000 } },
+		"{\"version\":1,\"status\":\"ok\",\"versions\":[1],\"server\":\"mshare-owner 0.1.0\","
+		"\"max_message\":65536,\"uid\":1000}", &hello))
+		ok(hello.hello.n_versions == 1 && hello.hello.versions[0] == 1 &&
+		   streq(hello.hello.server, "mshare-owner 0.1.0") && hello.hello.max_message == 65536 &&
+		   hello.hello.uid == 1000, "hello reply members");
+	if (reply_roundtrip("get", PROTO_OP_GET, &(struct proto_reply){ .get.mode = ACCESS_RO,
+		.has_region = true, .region = pool },
+		"{\"version\":1,\"status\":\"ok\",\"mode\":\"ro\",\"region\":" REGION_JSON "}", &get))
+		ok(get.get.mode == ACCESS_RO && get.has_region && region_equal(&get.region, &pool),
+		   "get reply members");
+	{
 		_cleanup_free_ char *e = NULL;
+		const char *m = "{\"version\":1,\"status\":\"ok\",\"mode\":\"rw\"}";
 
-		pass = proto_reply_decode(bad[i].msg, strlen(bad[i].msg), &r, &e) == bad[i].expected;
-		ok(pass && e, "rejects %s: %s", bad[i].what, strna(e));
+		ok(proto_reply_decode(PROTO_OP_GET, m, strlen(m), &bare, &e) == 0 && !bare.has_region &&
+		   bare.get.mode == ACCESS_RW, "a get reply without region decodes (mshare_request() needs the descriptor only)");
 	}
 }
 
-static void test_region_info(void)
+static void test_reply_list(void)
 {
-	struct proto_region_info in = {
-		.name = "pool", .state = "active", .size = 64 << 20, .region_size = 512ULL << 30,
-		.backing = "file", .path = "/var/lib/pool", .protection = "rw", .populate = true,
-		.rss_bytes = 12345 * 4096ULL, .pgtables_bytes = 8192, .attached = 3, .windows = 4,
-		.owner_pid = 42, .inode = 4242, .access = "ro",
-	};
-	_cleanup_(proto_region_info_done) struct proto_region_info out = {}, bad = {};
-	_cleanup_free_ char *error = NULL, *error2 = NULL;
-	json_t *j = proto_region_info_to_json(&in), *b;
-	int k;
+	_cleanup_(proto_reply_done) struct proto_reply page = {}, last = {};
+	struct proto_region_info regions[] = { pool, pool };
 
-	k = j ? proto_region_info_from_json(j, &out, &error) : -ENOMEM;
-	ok(k == 0 && streq(out.name, in.name) && streq(out.state, in.state) && out.size == in.size &&
-	   out.region_size == in.region_size && streq(out.backing, in.backing) &&
-	   str_eq(out.path, in.path) && streq(out.protection, in.protection) &&
-	   out.populate == in.populate && out.rss_bytes == in.rss_bytes &&
-	   out.pgtables_bytes == in.pgtables_bytes && out.attached == in.attached &&
-	   out.windows == in.windows && out.owner_pid == in.owner_pid && out.inode == in.inode &&
-	   streq(out.access, in.access),
-	   "region info round trip");
-
-	b = json_deep_copy(j);
-	json_object_del(b, "inode");
-	proto_region_info_done(&bad);
-	k = proto_region_info_from_json(b, &bad, &error2);
-	ok(k == 0 && bad.inode == 0, "a region without inode (a daemon before issue 16) reads as inode 0");
-	proto_region_info_done(&bad);
-	json_decref(b);
-
-	b = json_deep_copy(j);
-	json_object_set_new(b, "attached", json_integer(-1));
-	k = proto_region_info_from_json(b, &bad, &error2);
-	ok(k == -EINVAL, "negative count rejected: %s", strna(error2));
-	json_decref(b);
-	json_decref(j);
+	regions[1].name = "catalog";
+	regions[1].path = NULL;
+	regions[1].inode = 0;
+	if (reply_roundtrip("list", PROTO_OP_LIST, &(struct proto_reply){ .list = {
+		.regions = regions, .n_regions = 2, .has_next = true, .next = 7 } },
+		"{\"version\":1,\"status\":\"ok\",\"regions\":[" REGION_JSON ",{\"name\":\"catalog\","
+		"\"state\":\"active\",\"size\":67108864,\"region_size\":549755813888,\"backing\":\"file\","
+		"\"protection\":\"rw\",\"populate\":true,\"rss_bytes\":50565120,\"pgtables_bytes\":8192,"
+		"\"attached\":3,\"windows\":4,\"owner_pid\":42,\"inode\":0,\"access\":\"ro\"}],\"next\":7}",
+		&page))
+		ok(page.list.n_regions == 2 && region_equal(&page.list.regions[0], &regions[0]) &&
+		   region_equal(&page.list.regions[1], &regions[1]) && page.list.has_next &&
+		   page.list.next == 7, "list reply members");
+	if (reply_roundtrip("last list", PROTO_OP_LIST, &(struct proto_reply){},
+			    "{\"version\":1,\"status\":\"ok\",\"regions\":[]}", &last))
+		ok(last.list.n_regions == 0 && !last.list.has_next, "the last page has no next");
 }
 
-static void test_dump_limit(void)
+static void test_reply_show(void)
 {
-	json_t *o = proto_reply_new_ok();
+	_cleanup_(proto_reply_done) struct proto_reply show = {}, plain = {};
+	uid_t users[] = { 0, 1000 };
+	gid_t groups[] = { 27 };
+	char *containers[] = { "web-*", NULL }, *ids[] = { NULL };
+	struct proto_annotation annotations[] = { { "io.mshare.regions", "*pool*" } };
+	struct proto_grant grants[] = { {
+		.source = "/etc/mshare/regions.d/example.conf:20", .region = "pool", .mode = ACCESS_RW,
+		.users = users, .n_users = 2, .groups = groups, .n_groups = 1, .containers = containers,
+		.container_ids = ids, .annotations = annotations, .n_annotations = 1,
+	}, { .source = "b.conf:1", .region = "p*", .mode = ACCESS_RO } };
+	struct proto_reply in = {
+		.has_region = true, .region = pool,
+		.show = { .source = "a.conf:3", .error = "ENOSPC", .pending_source = "b.conf:9",
+			  .has_grants = true, .grants = grants, .n_grants = 2 },
+	};
+
+	if (reply_roundtrip("show", PROTO_OP_SHOW, &in,
+		"{\"version\":1,\"status\":\"ok\",\"region\":" REGION_JSON ",\"source\":\"a.conf:3\","
+		"\"error\":\"ENOSPC\",\"pending_source\":\"b.conf:9\",\"grants\":[{\"source\":"
+		"\"/etc/mshare/regions.d/example.conf:20\",\"region\":\"pool\",\"mode\":\"rw\",\"users\":[0,1000],"
+		"\"groups\":[27],\"containers\":[\"web-*\"],\"container_ids\":[],\"annotations\":"
+		"{\"io.mshare.regions\":\"*pool*\"}},{\"source\":\"b.conf:1\",\"region\":\"p*\",\"mode\":\"ro\","
+		"\"users\":[],\"groups\":[],\"containers\":[],\"container_ids\":[],\"annotations\":{}}]}", &show)) {
+		const struct proto_grant *g = &show.show.grants[0];
+
+		ok(region_equal(&show.region, &pool) && streq(show.show.source, "a.conf:3") &&
+		   streq(show.show.error, "ENOSPC") && streq(show.show.pending_source, "b.conf:9") &&
+		   show.show.has_grants && show.show.n_grants == 2 && streq(g->source, grants[0].source) &&
+		   g->mode == ACCESS_RW && g->n_users == 2 && g->users[1] == 1000 && g->n_groups == 1 &&
+		   g->groups[0] == 27 && streq(g->containers[0], "web-*") && !g->containers[1] &&
+		   !g->container_ids[0] && g->n_annotations == 1 && streq(g->annotations[0].value, "*pool*") &&
+		   show.show.grants[1].mode == ACCESS_RO, "show reply members");
+	}
+	in.show = (typeof(in.show)){ .source = "" };
+	if (reply_roundtrip("show to a non-root peer", PROTO_OP_SHOW, &in,
+			    "{\"version\":1,\"status\":\"ok\",\"region\":" REGION_JSON ",\"source\":\"\"}", &plain))
+		ok(!plain.show.has_grants && !plain.show.error && !plain.show.pending_source,
+		   "no grants are not an empty list of grants");
+}
+
+static void test_reply_containers_register(void)
+{
+	_cleanup_(proto_reply_done) struct proto_reply reg = {}, cts = {}, none = {};
+	struct proto_region_request regions[] = { { "pool", ACCESS_RW }, { "catalog", ACCESS_RO } };
+	struct proto_container_info containers[] = {
+		{ .id = "4f0c", .name = "web-1", .pid = 1234, .regions = regions, .n_regions = 2,
+		  .connections = 3 },
+		{ .id = "77aa", .pid = 99, .regions = regions + 1, .n_regions = 1 },
+	};
+
+	if (reply_roundtrip("register", PROTO_OP_REGISTER, &(struct proto_reply){
+		.reg = { .regions = regions, .n_regions = 2 } },
+		"{\"version\":1,\"status\":\"ok\",\"regions\":[{\"region\":\"pool\",\"mode\":\"rw\"},"
+		"{\"region\":\"catalog\",\"mode\":\"ro\"}]}", &reg))
+		ok(reg.reg.n_regions == 2 && streq(reg.reg.regions[1].region, "catalog") &&
+		   reg.reg.regions[1].mode == ACCESS_RO, "register reply members");
+	if (reply_roundtrip("containers", PROTO_OP_CONTAINERS, &(struct proto_reply){
+		.containers = { .containers = containers, .n_containers = 2 } },
+		"{\"version\":1,\"status\":\"ok\",\"containers\":[{\"id\":\"4f0c\",\"name\":\"web-1\",\"pid\":1234,"
+		"\"regions\":[{\"region\":\"pool\",\"mode\":\"rw\"},{\"region\":\"catalog\",\"mode\":\"ro\"}],"
+		"\"connections\":3},{\"id\":\"77aa\",\"pid\":99,\"regions\":[{\"region\":\"catalog\",\"mode\":\"ro\"}],"
+		"\"connections\":0}]}", &cts)) {
+		const struct proto_container_info *c = cts.containers.containers;
+
+		ok(cts.containers.n_containers == 2 && streq(c[0].id, "4f0c") && streq(c[0].name, "web-1") &&
+		   c[0].pid == 1234 && c[0].n_regions == 2 && c[0].regions[0].mode == ACCESS_RW &&
+		   c[0].connections == 3 && !c[1].name && c[1].pid == 99, "containers reply members");
+	}
+	reply_roundtrip("empty containers", PROTO_OP_CONTAINERS, &(struct proto_reply){},
+			"{\"version\":1,\"status\":\"ok\",\"containers\":[]}", &none);
+}
+
+static void test_reply_messages(void)
+{
+	_cleanup_(proto_reply_done) struct proto_reply reload = {}, destroyed = {}, gone = {}, unreg = {};
+	const char *m = "region 'pool' (inode 4242) destroyed and created anew as configured (inode 4250)";
+
+	if (reply_roundtrip("reload", PROTO_OP_RELOAD, &(struct proto_reply){ .message = "3 regions" },
+			    "{\"version\":1,\"status\":\"ok\",\"message\":\"3 regions\"}", &reload))
+		ok(!reload.error && streq(reload.message, "3 regions"), "reload reply members");
+	if (reply_roundtrip("destroy", PROTO_OP_DESTROY, &(struct proto_reply){ .message = (char *)m,
+		.has_region = true, .region = pool },
+		"{\"version\":1,\"status\":\"ok\",\"message\":\"region 'pool' (inode 4242) destroyed and created "
+		"anew as configured (inode 4250)\",\"region\":" REGION_JSON "}", &destroyed))
+		ok(streq(destroyed.message, m) && destroyed.has_region && region_equal(&destroyed.region, &pool),
+		   "destroy reply members");
+	if (reply_roundtrip("destroy of a region no longer configured", PROTO_OP_DESTROY,
+			    &(struct proto_reply){ .message = "gone" },
+			    "{\"version\":1,\"status\":\"ok\",\"message\":\"gone\"}", &gone))
+		ok(!gone.has_region, "no region after a region that is no longer configured");
+	reply_roundtrip("unregister", PROTO_OP_UNREGISTER, &(struct proto_reply){},
+			"{\"version\":1,\"status\":\"ok\"}", &unreg);
+}
+
+static void test_reply_errors(void)
+{
+	_cleanup_(proto_reply_done) struct proto_reply r2 = {}, r3 = {};
+	_cleanup_free_ char *t1 = NULL, *t2 = NULL, *error = NULL;
+	size_t l1 = 0, l2 = 0;
+	const char *unknown = "{\"version\":1,\"status\":\"error\",\"errno\":\"EFUTURE\",\"message\":\"m\"}";
+	bool pass;
+
+	pass = proto_error_encode(EACCES, "region 'pool' is not granted", &t1, &l1) == 0 &&
+	       streq(t1, "{\"version\":1,\"status\":\"error\",\"errno\":\"EACCES\",\"message\":"
+			 "\"region 'pool' is not granted\"}");
+	ok(pass, "an error reply: %s", strna(t1));
+	for (int op = 0; op < _PROTO_OP_MAX; op++) {
+		_cleanup_(proto_reply_done) struct proto_reply r = {};
+		_cleanup_free_ char *e = NULL;
+
+		pass = t1 && proto_reply_decode(op, t1, l1, &r, &e) == 0 && r.error == EACCES &&
+		       streq(r.message, "region 'pool' is not granted");
+		ok(pass, "an error reply decodes as the reply to %s", proto_op_to_string(op));
+	}
+	pass = proto_error_encode(-EBADMSG, "bad \xff", &t2, &l2) == 0 &&
+	       proto_reply_decode(PROTO_OP_HELLO, t2, l2, &r2, &error) == 0 && r2.error == EBADMSG &&
+	       streq(r2.message, "(message not valid UTF-8)");
+	ok(pass, "-errno is an error too, and a message that is not UTF-8 is replaced: %s", strna(t2));
+	pass = proto_reply_decode(PROTO_OP_GET, unknown, strlen(unknown), &r3, &error) == 0 && r3.error == EPROTO;
+	ok(pass, "an errno name this side does not know is EPROTO");
+}
+
+/* Replies that each decoder refuses. */
+static void test_reply_rejections(void)
+{
+#define OK "{\"version\":1,\"status\":\"ok\","
+	static const struct {
+		enum proto_op op;
+		const char *what, *msg;
+		int expected;
+	} bad[] = {
+		{ PROTO_OP_HELLO, "a reply of another version", "{\"version\":2,\"status\":\"ok\"}", -EPROTONOSUPPORT },
+		{ PROTO_OP_HELLO, "a reply without status", "{\"version\":1}", -EBADMSG },
+		{ PROTO_OP_HELLO, "an odd status", "{\"version\":1,\"status\":\"maybe\"}", -EBADMSG },
+		{ PROTO_OP_HELLO, "an error without errno", "{\"version\":1,\"status\":\"error\",\"message\":\"m\"}", -EBADMSG },
+		{ PROTO_OP_HELLO, "an error without message", "{\"version\":1,\"status\":\"error\",\"errno\":\"EIO\"}", -EBADMSG },
+		{ PROTO_OP_HELLO, "a reply that is no JSON", "ok", -EBADMSG },
+		{ PROTO_OP_HELLO, "hello with versions as a number", OK "\"versions\":1}", -EBADMSG },
+		{ PROTO_OP_HELLO, "hello with a negative version", OK "\"versions\":[-1]}", -EBADMSG },
+		{ PROTO_OP_HELLO, "hello with uid as a string", OK "\"uid\":\"0\"}", -EBADMSG },
+		{ PROTO_OP_GET, "get with region as a string", OK "\"mode\":\"rw\",\"region\":\"pool\"}", -EBADMSG },
+		{ PROTO_OP_GET, "get with a region missing members", OK "\"mode\":\"rw\",\"region\":{\"name\":\"p\"}}", -EBADMSG },
+		{ PROTO_OP_GET, "get with mode wx", OK "\"mode\":\"wx\"}", -EINVAL },
+		{ PROTO_OP_LIST, "list without regions", OK "\"next\":3}", -EBADMSG },
+		{ PROTO_OP_LIST, "list with a region that is no object", OK "\"regions\":[1]}", -EBADMSG },
+		{ PROTO_OP_LIST, "list with next past 32 bits", OK "\"regions\":[],\"next\":4294967296}", -EINVAL },
+		{ PROTO_OP_LIST, "list with a negative next", OK "\"regions\":[],\"next\":-1}", -EINVAL },
+		{ PROTO_OP_SHOW, "show without region", OK "\"source\":\"a:1\"}", -EBADMSG },
+		{ PROTO_OP_SHOW, "show with grants as an object", OK "\"region\":" REGION_JSON ",\"grants\":{}}", -EBADMSG },
+		{ PROTO_OP_SHOW, "show with a grant without users",
+		  OK "\"region\":" REGION_JSON ",\"grants\":[{\"source\":\"a\",\"region\":\"p\",\"mode\":\"ro\","
+		  "\"groups\":[],\"containers\":[],\"container_ids\":[],\"annotations\":{}}]}", -EBADMSG },
+		{ PROTO_OP_SHOW, "show with a grant annotation that is no string",
+		  OK "\"region\":" REGION_JSON ",\"grants\":[{\"source\":\"a\",\"region\":\"p\",\"mode\":\"ro\","
+		  "\"users\":[],\"groups\":[],\"containers\":[],\"container_ids\":[],\"annotations\":{\"a\":1}}]}", -EBADMSG },
+		{ PROTO_OP_SHOW, "show with a container pattern that is no string",
+		  OK "\"region\":" REGION_JSON ",\"grants\":[{\"source\":\"a\",\"region\":\"p\",\"mode\":\"ro\","
+		  "\"users\":[],\"groups\":[],\"containers\":[1],\"container_ids\":[],\"annotations\":{}}]}", -EBADMSG },
+		{ PROTO_OP_RELOAD, "reload with message as a number", OK "\"message\":1}", -EBADMSG },
+		{ PROTO_OP_REGISTER, "register with no region", OK "\"regions\":[]}", -EINVAL },
+		{ PROTO_OP_REGISTER, "register with a bad region name", OK "\"regions\":[{\"region\":\"../x\",\"mode\":\"ro\"}]}", -EINVAL },
+		{ PROTO_OP_CONTAINERS, "containers without containers", OK "\"x\":[]}", -EBADMSG },
+		{ PROTO_OP_CONTAINERS, "a container without id", OK "\"containers\":[{\"pid\":1,\"regions\":"
+		  "[{\"region\":\"p\",\"mode\":\"ro\"}],\"connections\":0}]}", -EBADMSG },
+		{ PROTO_OP_CONTAINERS, "a container with a negative pid", OK "\"containers\":[{\"id\":\"c\",\"pid\":-1,"
+		  "\"regions\":[{\"region\":\"p\",\"mode\":\"ro\"}],\"connections\":0}]}", -EINVAL },
+		{ PROTO_OP_DESTROY, "destroy with region as a string", OK "\"message\":\"m\",\"region\":\"p\"}", -EBADMSG },
+	};
+#undef OK
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		_cleanup_(proto_reply_done) struct proto_reply r = {};
+		_cleanup_free_ char *e = NULL;
+		int k = proto_reply_decode(bad[i].op, bad[i].msg, strlen(bad[i].msg), &r, &e);
+
+		ok(k == bad[i].expected && e, "rejects %s with %s: %s", bad[i].what,
+		   errno_to_name(bad[i].expected), strna(e));
+	}
+}
+
+static void test_region_without_inode(void)
+{
+	_cleanup_(proto_reply_done) struct proto_reply r = {};
+	_cleanup_free_ char *e = NULL;
+	const char *m = "{\"version\":1,\"status\":\"ok\",\"region\":{\"name\":\"p\",\"state\":\"active\","
+		"\"size\":1,\"region_size\":2,\"backing\":\"memfd\",\"protection\":\"rw\",\"populate\":false,"
+		"\"rss_bytes\":0,\"pgtables_bytes\":0,\"attached\":0,\"windows\":0,\"owner_pid\":0,\"access\":\"rw\"}}";
+
+	ok(proto_reply_decode(PROTO_OP_SHOW, m, strlen(m), &r, &e) == 0 && r.region.inode == 0,
+	   "a region without inode (a daemon before issue 16) reads as inode 0");
+}
+
+static void test_reply_limit(void)
+{
 	_cleanup_free_ char *s = malloc(MSHARE_PROTOCOL_MAX_MESSAGE + 1), *text = NULL;
 	size_t len;
 
 	memset(s, 'a', MSHARE_PROTOCOL_MAX_MESSAGE);
 	s[MSHARE_PROTOCOL_MAX_MESSAGE] = '\0';
-	json_object_set_new(o, "x", json_string(s));
-	ok(proto_dump(o, &text, &len) == -EMSGSIZE && !text, "an oversized reply is never sent");
-	json_decref(o);
+	ok(proto_reply_encode(PROTO_OP_RELOAD, &(struct proto_reply){ .message = s }, &text, &len) == -EMSGSIZE &&
+	   !text, "an oversized reply is never sent");
 }
 
 int main(void)
@@ -319,8 +522,14 @@ int main(void)
 	test_roundtrips();
 	test_rejections();
 	test_unknown_members();
-	test_replies();
-	test_region_info();
-	test_dump_limit();
+	test_reply_hello_get();
+	test_reply_list();
+	test_reply_show();
+	test_reply_containers_register();
+	test_reply_messages();
+	test_reply_errors();
+	test_reply_rejections();
+	test_region_without_inode();
+	test_reply_limit();
 	return tap_finish();
 }

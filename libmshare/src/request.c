@@ -85,7 +85,7 @@ static int receive_reply(int fd)
 	if (n == 0)
 		return -ECONNRESET;
 
-	r = proto_reply_decode(buf, (size_t)n, &reply, &error);
+	r = proto_reply_decode(PROTO_OP_GET, buf, (size_t)n, &reply, &error);
 	if (r == 0)
 		r = reply.error ? -reply.error : n_fds == 1 ? 0 : -EPROTO;
 	else if (r != -ENOMEM)

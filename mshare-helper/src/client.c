@@ -123,7 +123,7 @@ int mshare_client_call_fds(struct mshare_client *c, const struct proto_request *
 	if (k < 0 && send_error < 0)
 		k = send_error;
 	if (k == 0) {
-		k = proto_reply_decode(c->buf, len, &reply, &error);
+		k = proto_reply_decode(req->op, c->buf, len, &reply, &error);
 		if (k < 0)
 			set_message(c, TAKE_PTR(error));
 		else if (reply.error) {
@@ -226,8 +226,6 @@ int mshare_client_get(struct mshare_client *c, const char *name, bool rdonly,
 		.mode = rdonly ? ACCESS_RO : ACCESS_RW,
 	};
 	_cleanup_(proto_reply_done) struct proto_reply reply = {};
-	_cleanup_(proto_region_info_done) struct proto_region_info info = {};
-	_cleanup_free_ char *error = NULL;
 	_cleanup_close_ int fd = -1;
 	int k;
 
@@ -249,13 +247,14 @@ int mshare_client_get(struct mshare_client *c, const char *name, bool rdonly,
 		set_message(c, strdup("the daemon sent no descriptor"));
 		return -EPROTO;
 	}
-	k = proto_region_info_from_json(json_object_get(reply.object, "region"), &info, &error);
-	if (k < 0) {
-		set_message(c, TAKE_PTR(error));
-		return k;
+	/* The decoder lets it be absent, for mshare_request(), which needs
+	 * only the descriptor. */
+	if (!reply.has_region) {
+		set_message(c, strdup("member \"region\" is missing"));
+		return -EBADMSG;
 	}
 	if (ret_region_size)
-		*ret_region_size = info.region_size;
+		*ret_region_size = reply.region.region_size;
 	*ret_fd = TAKE_FD(fd);
 	return 0;
 }
@@ -264,16 +263,13 @@ int mshare_client_reload(struct mshare_client *c, char **ret_message)
 {
 	_cleanup_(proto_reply_done) struct proto_reply reply = {};
 	struct proto_request req = { .op = PROTO_OP_RELOAD };
-	const char *m;
 	int k;
 
 	k = mshare_client_call(c, &req, &reply, NULL);
 	if (k < 0)
 		return k;
-	if (ret_message) {
-		m = json_string_value(json_object_get(reply.object, "message"));
-		*ret_message = m ? strdup(m) : NULL;
-	}
+	if (ret_message)
+		*ret_message = TAKE_PTR(reply.message);
 	return 0;
 }
 

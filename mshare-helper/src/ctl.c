@@ -110,37 +110,66 @@ static void print_json(json_t *j)
 	free(s);
 }
 
-/* All pages of "list". */
-static int fetch_regions(struct mshare_client *c, json_t **ret)
+/* The regions of all pages of "list": as the daemon sent them, for --json,
+ * and decoded. */
+struct region_list {
+	json_t *json;
+	struct proto_region_info *infos;
+	size_t n;
+};
+
+static void region_list_done(struct region_list *l)
 {
-	_cleanup_(json_decrefp) json_t *all = json_array();
+	json_decref(l->json);
+	for (size_t i = 0; i < l->n; i++)
+		proto_region_info_done(&l->infos[i]);
+	free(l->infos);
+}
+
+/* Moves the regions of a reply to the end of l. */
+static int region_list_take(struct region_list *l, struct proto_reply *reply)
+{
+	struct proto_region_info *t;
+
+	if (json_array_extend(l->json, json_object_get(reply->object, "regions")) < 0)
+		return -ENOMEM;
+	t = reallocarray(l->infos, l->n + reply->list.n_regions ?: 1, sizeof(*t));
+	if (!t)
+		return -ENOMEM;
+	l->infos = t;
+	for (size_t i = 0; i < reply->list.n_regions; i++) {
+		l->infos[l->n++] = reply->list.regions[i];
+		reply->list.regions[i] = (struct proto_region_info){};
+	}
+	return 0;
+}
+
+static int fetch_regions(struct mshare_client *c, struct region_list *ret)
+{
+	_cleanup_(region_list_done) struct region_list l = { .json = json_array() };
 	struct proto_request req = { .op = PROTO_OP_LIST };
 
-	if (!all)
+	if (!l.json)
 		return -ENOMEM;
 	for (;;) {
 		_cleanup_(proto_reply_done) struct proto_reply reply = {};
-		json_t *regions, *next;
 		int k;
 
 		k = mshare_client_call(c, &req, &reply, NULL);
 		if (k < 0)
 			return report(c, k, "list");
-		regions = json_object_get(reply.object, "regions");
-		if (!json_is_array(regions) || json_array_extend(all, regions) < 0) {
-			log_error("list: malformed reply");
-			return -EPROTO;
-		}
-		next = json_object_get(reply.object, "next");
-		if (!json_is_integer(next))
+		if (region_list_take(&l, &reply) < 0)
+			return log_oom();
+		if (!reply.list.has_next)
 			break;
-		if (json_integer_value(next) <= (json_int_t)req.start || json_integer_value(next) > UINT32_MAX) {
+		if (reply.list.next <= req.start) {
 			log_error("list: malformed reply");
 			return -EPROTO;
 		}
-		req.start = (uint32_t)json_integer_value(next);
+		req.start = reply.list.next;
 	}
-	*ret = TAKE_PTR(all);
+	*ret = l;
+	l = (struct region_list){};
 	return 0;
 }
 
@@ -198,51 +227,40 @@ static void print_row(char cells[_COL_MAX][80], const int widths[_COL_MAX])
 
 static int verb_list(struct mshare_client *c, const struct options *o)
 {
-	_cleanup_(json_decrefp) json_t *regions = NULL;
+	_cleanup_(region_list_done) struct region_list l = {};
 	char (*rows)[_COL_MAX][80] = NULL;
 	char header[_COL_MAX][80];
 	int widths[_COL_MAX];
-	size_t n, i;
-	json_t *v;
+	size_t i;
 	int k;
 
-	k = fetch_regions(c, &regions);
+	k = fetch_regions(c, &l);
 	if (k < 0)
 		return k;
 	if (o->json) {
-		print_json(regions);
+		print_json(l.json);
 		return 0;
 	}
 
-	n = json_array_size(regions);
-	if (n == 0) {
+	if (l.n == 0) {
 		printf("No regions.\n");
 		return 0;
 	}
-	rows = calloc(n, sizeof(*rows));
+	rows = calloc(l.n, sizeof(*rows));
 	if (!rows)
 		return -ENOMEM;
 	for (i = 0; i < _COL_MAX; i++) {
 		snprintf(header[i], 80, "%s", columns[i].title);
 		widths[i] = (int)strlen(columns[i].title);
 	}
-	json_array_foreach(regions, i, v) {
-		_cleanup_(proto_region_info_done) struct proto_region_info info = {};
-		_cleanup_free_ char *error = NULL;
-
-		k = proto_region_info_from_json(v, &info, &error);
-		if (k < 0) {
-			log_error("list: malformed region: %s", strna(error));
-			free(rows);
-			return -EPROTO;
-		}
-		format_row(&info, rows[i]);
+	for (i = 0; i < l.n; i++) {
+		format_row(&l.infos[i], rows[i]);
 		for (int j = 0; j < _COL_MAX; j++)
 			if ((int)strlen(rows[i][j]) > widths[j])
 				widths[j] = (int)strlen(rows[i][j]);
 	}
 	print_row(header, widths);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < l.n; i++)
 		print_row(rows[i], widths);
 	free(rows);
 	return 0;
@@ -253,87 +271,58 @@ static int verb_containers(struct mshare_client *c, const struct options *o)
 {
 	_cleanup_(proto_reply_done) struct proto_reply reply = {};
 	struct proto_request req = { .op = PROTO_OP_CONTAINERS };
-	json_t *all, *ct;
-	size_t i;
 	int k;
 
 	k = mshare_client_call(c, &req, &reply, NULL);
 	if (k < 0)
 		return report(c, k, "containers");
-	all = json_object_get(reply.object, "containers");
-	if (!json_is_array(all)) {
-		log_error("containers: malformed reply");
-		return -EPROTO;
-	}
 	if (o->json) {
-		print_json(all);
+		print_json(json_object_get(reply.object, "containers"));
 		return 0;
 	}
-	if (json_array_size(all) == 0) {
+	if (reply.containers.n_containers == 0) {
 		printf("No containers.\n");
 		return 0;
 	}
 	printf("%-16s %-20s %8s %5s  %s\n", "ID", "NAME", "PID", "CONNS", "REGIONS");
-	json_array_foreach(all, i, ct) {
-		const char *id = json_string_value(json_object_get(ct, "id"));
-		json_t *regions = json_object_get(ct, "regions"), *r;
-		size_t j;
+	for (size_t i = 0; i < reply.containers.n_containers; i++) {
+		const struct proto_container_info *ct = &reply.containers.containers[i];
 
-		printf("%-16.16s %-20.20s %8" JSON_INTEGER_FORMAT " %5" JSON_INTEGER_FORMAT " ", strna(id),
-		       json_string_value(json_object_get(ct, "name")) ?: "-",
-		       json_integer_value(json_object_get(ct, "pid")),
-		       json_integer_value(json_object_get(ct, "connections")));
-		json_array_foreach(regions, j, r)
-			printf(" %s:%s", strna(json_string_value(json_object_get(r, "region"))),
-			       strna(json_string_value(json_object_get(r, "mode"))));
+		printf("%-16.16s %-20.20s %8" PRId64 " %5" PRIu64 " ", ct->id, ct->name ?: "-", ct->pid,
+		       ct->connections);
+		for (size_t j = 0; j < ct->n_regions; j++)
+			printf(" %s:%s", ct->regions[j].region, access_mode_to_string(ct->regions[j].mode));
 		printf("\n");
 	}
 	return 0;
 }
 
-static void print_ids(const char *what, json_t *array)
+static void print_strings(const char *what, char *const *v)
 {
-	size_t i;
-	json_t *v;
-
-	json_array_foreach(array, i, v)
-		printf(" %s %" JSON_INTEGER_FORMAT, what, json_integer_value(v));
+	for (; v && *v; v++)
+		printf(" %s %s", what, *v);
 }
 
-static void print_strings(const char *what, json_t *array)
+static void print_grant(const struct proto_grant *g)
 {
-	size_t i;
-	json_t *v;
-
-	json_array_foreach(array, i, v)
-		printf(" %s %s", what, json_string_value(v));
-}
-
-static void print_grant(json_t *g)
-{
-	const char *key;
-	json_t *v;
-
-	printf("%13s %s", "Grant:", strna(json_string_value(json_object_get(g, "mode"))));
-	print_ids("uid", json_object_get(g, "users"));
-	print_ids("gid", json_object_get(g, "groups"));
-	print_strings("container", json_object_get(g, "containers"));
-	print_strings("container-id", json_object_get(g, "container_ids"));
-	json_object_foreach(json_object_get(g, "annotations"), key, v)
-		printf(" annotation %s=%s", key, json_string_value(v));
-	printf(" (%s)\n", strna(json_string_value(json_object_get(g, "source"))));
+	printf("%13s %s", "Grant:", access_mode_to_string(g->mode));
+	for (size_t i = 0; i < g->n_users; i++)
+		printf(" uid %u", g->users[i]);
+	for (size_t i = 0; i < g->n_groups; i++)
+		printf(" gid %u", g->groups[i]);
+	print_strings("container", g->containers);
+	print_strings("container-id", g->container_ids);
+	for (size_t i = 0; i < g->n_annotations; i++)
+		printf(" annotation %s=%s", g->annotations[i].key, g->annotations[i].value);
+	printf(" (%s)\n", g->source);
 }
 
 static int verb_show(struct mshare_client *c, const struct options *o, const char *name)
 {
 	_cleanup_(proto_reply_done) struct proto_reply reply = {};
-	_cleanup_(proto_region_info_done) struct proto_region_info info = {};
-	_cleanup_free_ char *error = NULL;
 	struct proto_request req = { .op = PROTO_OP_SHOW, .region = (char *)name };
+	const struct proto_region_info *info = &reply.region;
 	char b[FORMAT_BYTES_MAX];
-	const char *s;
-	json_t *grants, *g;
-	size_t i;
 	int k;
 
 	if (!region_name_is_valid(name)) {
@@ -349,43 +338,36 @@ static int verb_show(struct mshare_client *c, const struct options *o, const cha
 		print_json(reply.object);
 		return 0;
 	}
-	k = proto_region_info_from_json(json_object_get(reply.object, "region"), &info, &error);
-	if (k < 0) {
-		log_error("show: malformed reply: %s", strna(error));
-		return -EPROTO;
-	}
-
-	printf("%13s %s\n", "Name:", info.name);
-	if (info.inode)
-		printf("%13s %" PRIu64 " (stays the same across restarts of mshare-owner)\n", "Inode:", info.inode);
-	printf("%13s %s", "State:", info.state);
-	if ((s = json_string_value(json_object_get(reply.object, "error"))))
-		printf(" (%s, see the journal)", s);
-	if ((s = json_string_value(json_object_get(reply.object, "pending_source"))))
-		printf(" (new configuration in %s waits for the region to be released)", s);
-	printf("\n%13s %s (%" PRIu64 " bytes)\n", "Size:", format_bytes(b, sizeof(b), info.size), info.size);
+	printf("%13s %s\n", "Name:", info->name);
+	if (info->inode)
+		printf("%13s %" PRIu64 " (stays the same across restarts of mshare-owner)\n", "Inode:", info->inode);
+	printf("%13s %s", "State:", info->state);
+	if (reply.show.error)
+		printf(" (%s, see the journal)", reply.show.error);
+	if (reply.show.pending_source)
+		printf(" (new configuration in %s waits for the region to be released)", reply.show.pending_source);
+	printf("\n%13s %s (%" PRIu64 " bytes)\n", "Size:", format_bytes(b, sizeof(b), info->size), info->size);
 	printf("%13s %s (%" PRIu64 " bytes)\n", "Region size:",
-	       format_bytes(b, sizeof(b), info.region_size), info.region_size);
-	printf("%13s %s\n", "Backing:", info.backing);
-	if (info.path)
-		printf("%13s %s\n", "Path:", info.path);
-	printf("%13s %s\n", "Protection:", info.protection);
-	printf("%13s %s\n", "Populate:", info.populate ? "yes" : "no");
-	printf("%13s %s\n", "Resident:", format_bytes(b, sizeof(b), info.rss_bytes));
-	printf("%13s %s\n", "Page tables:", format_bytes(b, sizeof(b), info.pgtables_bytes));
-	printf("%13s %" PRIu32 " process%s, %" PRIu32 " window%s\n", "Attached:", info.attached,
-	       info.attached == 1 ? "" : "es", info.windows, info.windows == 1 ? "" : "s");
-	if (info.owner_pid > 0)
-		printf("%13s pid %" PRId64 " (mshare-owner, holding the owner file)\n", "Owner:", info.owner_pid);
+	       format_bytes(b, sizeof(b), info->region_size), info->region_size);
+	printf("%13s %s\n", "Backing:", info->backing);
+	if (info->path)
+		printf("%13s %s\n", "Path:", info->path);
+	printf("%13s %s\n", "Protection:", info->protection);
+	printf("%13s %s\n", "Populate:", info->populate ? "yes" : "no");
+	printf("%13s %s\n", "Resident:", format_bytes(b, sizeof(b), info->rss_bytes));
+	printf("%13s %s\n", "Page tables:", format_bytes(b, sizeof(b), info->pgtables_bytes));
+	printf("%13s %" PRIu32 " process%s, %" PRIu32 " window%s\n", "Attached:", info->attached,
+	       info->attached == 1 ? "" : "es", info->windows, info->windows == 1 ? "" : "s");
+	if (info->owner_pid > 0)
+		printf("%13s pid %" PRId64 " (mshare-owner, holding the owner file)\n", "Owner:", info->owner_pid);
 	else
 		printf("%13s -\n", "Owner:");
-	printf("%13s %s\n", "Your access:", info.access);
-	if ((s = json_string_value(json_object_get(reply.object, "source"))))
-		printf("%13s %s\n", "Source:", s);
-	grants = json_object_get(reply.object, "grants");
-	json_array_foreach(grants, i, g)
-		print_grant(g);
-	if (json_is_array(grants) && json_array_size(grants) == 0)
+	printf("%13s %s\n", "Your access:", info->access);
+	if (reply.show.source)
+		printf("%13s %s\n", "Source:", reply.show.source);
+	for (size_t i = 0; i < reply.show.n_grants; i++)
+		print_grant(&reply.show.grants[i]);
+	if (reply.show.has_grants && reply.show.n_grants == 0)
 		printf("%13s none\n", "Grant:");
 	return 0;
 }
@@ -410,7 +392,6 @@ static int verb_destroy(struct mshare_client *c, const struct options *o, const 
 {
 	_cleanup_(proto_reply_done) struct proto_reply reply = {};
 	struct proto_request req = { .op = PROTO_OP_DESTROY, .region = (char *)name, .force = o->force };
-	const char *message;
 	int k;
 
 	if (!region_name_is_valid(name)) {
@@ -428,8 +409,7 @@ static int verb_destroy(struct mshare_client *c, const struct options *o, const 
 		print_json(reply.object);
 		return 0;
 	}
-	message = json_string_value(json_object_get(reply.object, "message"));
-	printf("%s%s.\n", message ? "Destroyed: " : "Destroyed", message ?: "");
+	printf("%s%s.\n", reply.message ? "Destroyed: " : "Destroyed", strempty(reply.message));
 	return 0;
 }
 

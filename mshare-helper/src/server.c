@@ -150,24 +150,17 @@ static int send_message(int fd, const char *buf, size_t len, int pass_fd)
 }
 
 /*
- * Sends a reply (with pass_fd, if >= 0). If the peer's queue is full, the
- * reply is kept and sent when the socket is writable; no further request is
- * read meanwhile. Returns < 0 if the connection is to be closed.
+ * Sends text, a reply (with pass_fd, if >= 0), and frees it. If the peer's
+ * queue is full, the reply is kept and sent when the socket is writable; no
+ * further request is read meanwhile. Returns < 0 if the connection is to be
+ * closed.
  */
-static int conn_reply(struct conn *c, json_t *reply, int pass_fd, bool close_after)
+static int conn_send(struct conn *c, char *text, size_t len, int pass_fd, bool close_after)
 {
-	_cleanup_free_ char *text = NULL;
-	size_t len;
+	_cleanup_free_ char *t = text;
 	int k;
 
-	if (!reply)
-		return log_oom();
-	k = proto_dump(reply, &text, &len);
-	json_decref(reply);
-	if (k < 0)
-		return log_error_errno(k, "Cannot encode a reply to pid %d: %m", (int)c->peer.pid);
-
-	k = send_message(c->watch.fd, text, len, pass_fd);
+	k = send_message(c->watch.fd, t, len, pass_fd);
 	if (k == -EAGAIN) {
 		if (pass_fd >= 0) {
 			/* The region may be retired before the reply goes out:
@@ -177,7 +170,7 @@ static int conn_reply(struct conn *c, json_t *reply, int pass_fd, bool close_aft
 				return log_warning_errno(errno, "Cannot keep a reply to pid %d: %m",
 							 (int)c->peer.pid);
 		}
-		c->out = TAKE_PTR(text);
+		c->out = TAKE_PTR(t);
 		c->out_len = len;
 		c->close_after = close_after;
 		k = watch_modify(c->server->epoll_fd, &c->watch, EPOLLOUT);
@@ -189,6 +182,40 @@ static int conn_reply(struct conn *c, json_t *reply, int pass_fd, bool close_aft
 		return k;
 	}
 	return close_after ? -ECONNABORTED : 0;
+}
+
+/* The reply to op (with pass_fd, if >= 0), as conn_send(). */
+static int conn_reply(struct conn *c, enum proto_op op, const struct proto_reply *reply, int pass_fd)
+{
+	char *text;
+	size_t len;
+	int k;
+
+	k = proto_reply_encode(op, reply, &text, &len);
+	if (k < 0)
+		return log_error_errno(k, "Cannot encode a reply to pid %d: %m", (int)c->peer.pid);
+	return conn_send(c, text, len, pass_fd, false);
+}
+
+/* A refusal, and with close_after the reply to a malformed request, after
+ * which the connection is closed. */
+_printf_(4, 5) static int conn_error(struct conn *c, bool close_after, int error, const char *format, ...)
+{
+	_cleanup_free_ char *message = NULL;
+	char *text;
+	va_list ap;
+	size_t len;
+	int k;
+
+	va_start(ap, format);
+	message = vstrprintf(format, ap);
+	va_end(ap);
+	if (!message)
+		return log_oom();
+	k = proto_error_encode(error, message, &text, &len);
+	if (k < 0)
+		return log_error_errno(k, "Cannot encode a reply to pid %d: %m", (int)c->peer.pid);
+	return conn_send(c, text, len, -1, close_after);
 }
 
 static void conn_flush(struct conn *c)
@@ -235,7 +262,8 @@ static enum access_mode conn_access(const struct conn *c, const char *region)
 	return granted < registered ? granted : registered;
 }
 
-static json_t *region_info_json(const struct region *r, enum access_mode access)
+/* What the peer is told of r; the strings stay r's. */
+static struct proto_region_info region_info(const struct region *r, enum access_mode access)
 {
 	const struct region_config *rc = &r->config;
 	struct region_stats st = {};
@@ -248,10 +276,10 @@ static json_t *region_info_json(const struct region *r, enum access_mode access)
 		.path = rc->path,
 		.protection = (char *)prot_to_string(rc->prot),
 		.populate = rc->populate,
+		.inode = r->inode,
 		.access = (char *)access_mode_to_string(access),
 	};
 
-	info.inode = r->inode;
 	if (region_stats(r, &st) == 0) {
 		info.rss_bytes = st.rss_bytes;
 		info.pgtables_bytes = st.pgtables_bytes;
@@ -260,7 +288,7 @@ static json_t *region_info_json(const struct region *r, enum access_mode access)
 		/* The daemon holds the owner file of a live region. */
 		info.owner_pid = st.owned && st.owner_fd ? getpid() : 0;
 	}
-	return proto_region_info_to_json(&info);
+	return info;
 }
 
 /* The container a request names, for the policy; *ret_annotations (to be
@@ -286,19 +314,20 @@ static int request_container(const struct proto_request *req, struct container_i
 
 static int op_hello(struct conn *c, const struct proto_request *req)
 {
-	json_t *reply = proto_reply_new_ok(), *versions = json_array();
+	uint32_t versions[] = { MSHARE_PROTOCOL_VERSION };
+	struct proto_reply reply = {
+		.hello = {
+			.versions = versions,
+			.n_versions = ARRAY_SIZE(versions),
+			.server = (char *)"mshare-owner " MSHARE_HELPER_VERSION,
+			.max_message = MSHARE_PROTOCOL_MAX_MESSAGE,
+			.uid = c->peer.uid,
+		},
+	};
 
 	log_debug("Hello from pid %d (%s), uid %u, client \"%s\".", (int)c->peer.pid, c->peer.comm,
 		  c->peer.uid, strna(req->client));
-	if (!reply || !versions || json_array_append_new(versions, json_integer(MSHARE_PROTOCOL_VERSION)) < 0 ||
-	    json_object_set_new(reply, "versions", versions) < 0 ||
-	    json_object_set_new(reply, "server", json_string("mshare-owner " MSHARE_HELPER_VERSION)) < 0 ||
-	    json_object_set_new(reply, "max_message", json_integer(MSHARE_PROTOCOL_MAX_MESSAGE)) < 0 ||
-	    json_object_set_new(reply, "uid", json_integer(c->peer.uid)) < 0) {
-		json_decref(reply);
-		return conn_reply(c, NULL, -1, false);
-	}
-	return conn_reply(c, reply, -1, false);
+	return conn_reply(c, PROTO_OP_HELLO, &reply, -1);
 }
 
 static int op_get(struct conn *c, const struct proto_request *req)
@@ -310,14 +339,14 @@ static int op_get(struct conn *c, const struct proto_request *req)
 	struct container_identity ct = {};
 	_cleanup_free_ char *who = NULL;
 	enum access_mode access;
-	json_t *reply;
+	struct proto_reply reply;
 
 	if (req->has_container) {
 		/* Only a trusted runtime hook may speak for a container, and
 		 * not from inside one. */
 		if (c->channel || !peer_is_root(c))
-			return conn_reply(c, proto_reply_new_error(EPERM,
-				"only root may ask for a region on behalf of a container"), -1, false);
+			return conn_error(c, false, EPERM,
+				"only root may ask for a region on behalf of a container");
 		if (request_container(req, &ct, &annotations) < 0)
 			return log_oom();
 	}
@@ -336,8 +365,8 @@ static int op_get(struct conn *c, const struct proto_request *req)
 	/* An unsaved region's configuration is a guess until a load claims it. */
 	if (!r || r->state == REGION_RETIRING || r->unsaved) {
 		log_info("Refused region '%s' to %s: not configured.", req->region, who);
-		return conn_reply(c, proto_reply_new_error(ENOENT, "no region '%s' is configured",
-							   req->region), -1, false);
+		return conn_error(c, false, ENOENT, "no region '%s' is configured",
+							   req->region);
 	}
 	if (c->channel)
 		access = conn_access(c, req->region);
@@ -345,202 +374,172 @@ static int op_get(struct conn *c, const struct proto_request *req)
 		access = policy_access(m->config, req->region, &id, req->has_container ? &ct : NULL);
 	if (access == ACCESS_NONE && c->channel) {
 		log_notice("Refused region '%s' to %s: not registered for it, or no grant.", req->region, who);
-		return conn_reply(c, proto_reply_new_error(EACCES,
-			"region '%s' is not granted to container %s", req->region, c->channel->id), -1, false);
+		return conn_error(c, false, EACCES,
+			"region '%s' is not granted to container %s", req->region, c->channel->id);
 	}
 	if (access == ACCESS_NONE) {
 		log_notice("Refused region '%s' to %s: no grant.", req->region, who);
-		return conn_reply(c, proto_reply_new_error(EACCES,
+		return conn_error(c, false, EACCES,
 			"region '%s' is not granted to uid %u%s", req->region, c->peer.uid,
-			req->has_container ? " for this container" : ""), -1, false);
+			req->has_container ? " for this container" : "");
 	}
 	if (!access_allows(access, req->mode)) {
 		log_notice("Refused region '%s' read-write to %s: granted read-only.", req->region, who);
-		return conn_reply(c, proto_reply_new_error(EACCES,
-			"region '%s' is granted read-only; ask for mode \"ro\"", req->region), -1, false);
+		return conn_error(c, false, EACCES,
+			"region '%s' is granted read-only; ask for mode \"ro\"", req->region);
 	}
 	if (r->state == REGION_FAILED)
-		return conn_reply(c, proto_reply_new_error(ENXIO,
+		return conn_error(c, false, ENXIO,
 			"region '%s' could not be created (%s); see the journal of mshare-owner",
-			req->region, strerror(r->error)), -1, false);
+			req->region, strerror(r->error));
 
-	reply = proto_reply_new_ok();
-	if (!reply || json_object_set_new(reply, "mode", json_string(access_mode_to_string(req->mode))) < 0 ||
-	    json_object_set_new(reply, "region", region_info_json(r, access)) < 0) {
-		json_decref(reply);
-		return conn_reply(c, NULL, -1, false);
-	}
+	reply = (struct proto_reply){
+		.get.mode = req->mode,
+		.has_region = true,
+		.region = region_info(r, access),
+	};
 	r->last_handout = now_usec();
 	log_info("Handed region '%s' %s to %s.", req->region,
 		 req->mode == ACCESS_RW ? "read-write" : "read-only", who);
 	/* Never the owner file: a client must not own the region. */
-	return conn_reply(c, reply, req->mode == ACCESS_RW ? r->fd_rw : r->fd_ro, false);
+	return conn_reply(c, PROTO_OP_GET, &reply, req->mode == ACCESS_RW ? r->fd_rw : r->fd_ro);
 }
 
 static int op_list(struct conn *c, const struct proto_request *req)
 {
 	struct manager *m = c->server->manager;
-	json_t *reply = proto_reply_new_ok(), *regions = json_array();
+	_cleanup_free_ struct proto_region_info *infos = calloc(m->n_regions ?: 1, sizeof(*infos));
+	struct proto_reply reply = { .list.regions = infos };
 	/* Room for the envelope and "next". */
 	size_t room = MSHARE_PROTOCOL_MAX_MESSAGE - 256;
 	size_t i;
 
-	if (!reply || !regions || json_object_set(reply, "regions", regions) < 0)
-		goto oom;
+	if (!infos)
+		return log_oom();
 	for (i = req->start; i < m->n_regions; i++) {
 		const struct region *r = m->regions[i];
 		enum access_mode access = conn_access(c, r->config.name);
-		json_t *info;
-		char *s;
+		struct proto_region_info info;
 		size_t n;
 
 		/* A container sees only the regions it may get. */
 		if (c->channel && access == ACCESS_NONE)
 			continue;
-		info = region_info_json(r, access);
-		s = info ? json_dumps(info, JSON_COMPACT) : NULL;
-		n = s ? strlen(s) + 1 : 0;
-		free(s);
-		if (!s || n > room) {
-			json_decref(info);
-			if (!s)
-				goto oom;
+		info = region_info(r, access);
+		n = proto_region_info_length(&info);
+		if (n == 0)
+			return log_oom();
+		if (n > room)
 			break; /* the rest on the next page */
-		}
 		room -= n;
-		if (json_array_append_new(regions, info) < 0)
-			goto oom;
+		infos[reply.list.n_regions++] = info;
 	}
-	if (i < m->n_regions && json_object_set_new(reply, "next", json_integer((json_int_t)i)) < 0)
-		goto oom;
-	json_decref(regions);
-	return conn_reply(c, reply, -1, false);
-oom:
-	json_decref(regions);
-	json_decref(reply);
-	return conn_reply(c, NULL, -1, false);
+	if (i < m->n_regions) {
+		reply.list.has_next = true;
+		reply.list.next = (uint32_t)i;
+	}
+	return conn_reply(c, PROTO_OP_LIST, &reply, -1);
 }
 
-static json_t *grant_json(const struct grant *g)
+/* A grant as the peer is told it: the strings and arrays stay g's, the
+ * annotation array is ret's own (grant_infos_free()). */
+static int grant_info(const struct grant *g, struct proto_grant *ret)
 {
-	json_t *o = json_object(), *users = json_array(), *groups = json_array(),
-	       *annotations = json_object();
-	int k = 0;
+	struct proto_annotation *a = calloc(g->n_annotations ?: 1, sizeof(*a));
 
-	if (!o || !users || !groups || !annotations)
-		k = -ENOMEM;
-	for (size_t i = 0; k == 0 && i < g->n_uids; i++)
-		k = json_array_append_new(users, json_integer(g->uids[i]));
-	for (size_t i = 0; k == 0 && i < g->n_gids; i++)
-		k = json_array_append_new(groups, json_integer(g->gids[i]));
-	for (size_t i = 0; k == 0 && i < g->n_annotations; i++)
-		k = json_object_set_new(annotations, g->annotations[i].key,
-					json_string(g->annotations[i].pattern));
-	if (k == 0) {
-		json_t *containers = json_array(), *ids = json_array();
+	if (!a)
+		return -ENOMEM;
+	for (size_t i = 0; i < g->n_annotations; i++)
+		a[i] = (struct proto_annotation){ g->annotations[i].key, g->annotations[i].pattern };
+	*ret = (struct proto_grant){
+		.source = g->source,
+		.region = g->region,
+		.mode = g->mode,
+		.users = g->uids,
+		.n_users = g->n_uids,
+		.groups = g->gids,
+		.n_groups = g->n_gids,
+		.containers = g->containers,
+		.container_ids = g->container_ids,
+		.annotations = a,
+		.n_annotations = g->n_annotations,
+	};
+	return 0;
+}
 
-		for (char **p = g->containers; p && *p; p++)
-			json_array_append_new(containers, json_string(*p));
-		for (char **p = g->container_ids; p && *p; p++)
-			json_array_append_new(ids, json_string(*p));
-		k = json_object_set_new(o, "source", json_string(g->source)) |
-		    json_object_set_new(o, "region", json_string(g->region)) |
-		    json_object_set_new(o, "mode", json_string(access_mode_to_string(g->mode))) |
-		    json_object_set_new(o, "users", users) |
-		    json_object_set_new(o, "groups", groups) |
-		    json_object_set_new(o, "containers", containers) |
-		    json_object_set_new(o, "container_ids", ids) |
-		    json_object_set_new(o, "annotations", annotations);
-		users = groups = annotations = NULL;
+static void grant_infos_free(struct proto_grant *grants, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(grants[i].annotations);
+	free(grants);
+}
+
+/* The grants that name region r, for root. */
+static int show_grants(const struct config *config, const struct region *r, struct proto_reply *reply)
+{
+	int k;
+
+	reply->show.has_grants = true;
+	reply->show.grants = calloc(config->n_grants ?: 1, sizeof(*reply->show.grants));
+	if (!reply->show.grants)
+		return -ENOMEM;
+	for (size_t i = 0; i < config->n_grants; i++) {
+		const struct grant *g = &config->grants[i];
+
+		if (!grant_matches_region(g, r->config.name))
+			continue;
+		k = grant_info(g, &reply->show.grants[reply->show.n_grants]);
+		if (k < 0)
+			return k;
+		reply->show.n_grants++;
 	}
-	json_decref(users);
-	json_decref(groups);
-	json_decref(annotations);
-	if (k != 0) {
-		json_decref(o);
-		return NULL;
-	}
-	return o;
+	return 0;
 }
 
 static int op_show(struct conn *c, const struct proto_request *req)
 {
 	struct manager *m = c->server->manager;
 	struct region *r = manager_find(m, req->region);
-	json_t *reply, *info;
+	struct proto_reply reply = {};
+	int k;
 
 	if (!r)
-		return conn_reply(c, proto_reply_new_error(ENOENT, "no region '%s' is configured",
-							   req->region), -1, false);
+		return conn_error(c, false, ENOENT, "no region '%s' is configured", req->region);
 
-	reply = proto_reply_new_ok();
-	info = region_info_json(r, conn_access(c, r->config.name));
-	if (!reply || !info || json_object_set_new(reply, "region", info) < 0)
-		goto oom;
-	info = NULL;
-	if (json_object_set_new(reply, "source", json_string(r->config.source ?: "")) < 0)
-		goto oom;
-	if (r->state == REGION_FAILED &&
-	    json_object_set_new(reply, "error", json_string(errno_to_name(r->error))) < 0)
-		goto oom;
-	if (r->state == REGION_CHANGED &&
-	    json_object_set_new(reply, "pending_source", json_string(r->pending.source ?: "")) < 0)
-		goto oom;
-	if (peer_is_root(c)) {
-		json_t *grants = json_array();
-
-		if (!grants || json_object_set_new(reply, "grants", grants) < 0)
-			goto oom;
-		for (size_t i = 0; i < m->config->n_grants; i++) {
-			const struct grant *g = &m->config->grants[i];
-
-			if (grant_matches_region(g, r->config.name) &&
-			    json_array_append_new(grants, grant_json(g)) < 0)
-				goto oom;
-		}
-	}
-	return conn_reply(c, reply, -1, false);
-oom:
-	json_decref(info);
-	json_decref(reply);
-	return conn_reply(c, NULL, -1, false);
+	reply = (struct proto_reply){
+		.has_region = true,
+		.region = region_info(r, conn_access(c, r->config.name)),
+		.show = {
+			.source = r->config.source ?: (char *)"",
+			.error = r->state == REGION_FAILED ? (char *)errno_to_name(r->error) : NULL,
+			.pending_source = r->state == REGION_CHANGED ? r->pending.source ?: (char *)"" : NULL,
+		},
+	};
+	k = peer_is_root(c) ? show_grants(m->config, r, &reply) : 0;
+	if (k == 0)
+		k = conn_reply(c, PROTO_OP_SHOW, &reply, -1);
+	else
+		k = log_oom();
+	grant_infos_free(reply.show.grants, reply.show.n_grants);
+	return k;
 }
 
 static int op_reload(struct conn *c)
 {
 	struct server *s = c->server;
 	_cleanup_free_ char *message = NULL;
-	json_t *reply;
 	int k;
 
 	if (!peer_is_root(c)) {
 		log_notice("Refused reload to pid %d (%s), uid %u.", (int)c->peer.pid, c->peer.comm,
 			   c->peer.uid);
-		return conn_reply(c, proto_reply_new_error(EPERM, "reload is only allowed for root"),
-				  -1, false);
+		return conn_error(c, false, EPERM, "reload is only allowed for root");
 	}
 	log_info("Reload requested by pid %d (%s).", (int)c->peer.pid, c->peer.comm);
 	k = s->reload(s->userdata, &message);
 	if (k < 0)
-		return conn_reply(c, proto_reply_new_error(k, "%s", message ?: strerror(-k)), -1, false);
-	reply = proto_reply_new_ok();
-	if (reply && message && json_object_set_new(reply, "message", json_string(message)) < 0)
-		reply = (json_decref(reply), NULL);
-	return conn_reply(c, reply, -1, false);
-}
-
-static json_t *region_requests_json(const struct proto_region_request *regions, size_t n)
-{
-	json_t *a = json_array();
-
-	for (size_t i = 0; a && i < n; i++) {
-		json_t *o = json_pack("{s:s, s:s}", "region", regions[i].region, "mode",
-				      access_mode_to_string(regions[i].mode));
-
-		if (!o || json_array_append_new(a, o) < 0)
-			a = (json_decref(a), NULL);
-	}
-	return a;
+		return conn_error(c, false, k, "%s", message ?: strerror(-k));
+	return conn_reply(c, PROTO_OP_RELOAD, &(struct proto_reply){ .message = message }, -1);
 }
 
 /* register: the container's regions must all exist and be granted to it in
@@ -556,20 +555,17 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 	struct container_identity ct;
 	_cleanup_free_ char *id_copy = NULL, *registrar_cgroup = NULL, *error = NULL;
 	struct channel *ch;
-	json_t *reply, *regions;
 	int k;
 
 	fds[0] = fds[1] = -1;
 	if (c->channel || !peer_is_root(c)) {
 		log_notice("Refused to register container %s for pid %d (%s), uid %u: not root.",
 			   req->container_id, (int)c->peer.pid, c->peer.comm, c->peer.uid);
-		return conn_reply(c, proto_reply_new_error(EPERM, "only root may register a container"),
-				  -1, false);
+		return conn_error(c, false, EPERM, "only root may register a container");
 	}
 	if (listen_fd < 0 || pidfd < 0)
-		return conn_reply(c, proto_reply_new_error(EBADMSG,
-			"register carries two descriptors: the container's listening socket and a pidfd"),
-			-1, true);
+		return conn_error(c, true, EBADMSG,
+			"register carries two descriptors: the container's listening socket and a pidfd");
 
 	if (request_container(req, &ct, &annotations) < 0)
 		return log_oom();
@@ -581,8 +577,7 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 		if (!r || r->state == REGION_RETIRING) {
 			log_notice("Refused to register container %s: region '%s' is not configured.",
 				   req->container_id, rr->region);
-			return conn_reply(c, proto_reply_new_error(ENOENT, "no region '%s' is configured",
-								   rr->region), -1, false);
+			return conn_error(c, false, ENOENT, "no region '%s' is configured", rr->region);
 		}
 		access = policy_access(m->config, rr->region, &id, &ct);
 		if (!access_allows(access, rr->mode)) {
@@ -590,57 +585,46 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 				   req->container_id, req->container_name ? " (" : "",
 				   strempty(req->container_name), req->container_name ? ")" : "",
 				   rr->region, rr->mode == ACCESS_RW ? "read-write" : "read-only");
-			return conn_reply(c, proto_reply_new_error(EACCES,
+			return conn_error(c, false, EACCES,
 				"region '%s' is not granted %s to container %s%s", rr->region,
 				rr->mode == ACCESS_RW ? "read-write" : "read-only", req->container_id,
-				access == ACCESS_RO ? " (only read-only)" : ""), -1, false);
+				access == ACCESS_RO ? " (only read-only)" : "");
 		}
 	}
 
 	id_copy = strdup(req->container_id);
-	regions = region_requests_json(req->regions, req->n_regions);
-	if (!id_copy || !regions) {
-		json_decref(regions);
+	if (!id_copy)
 		return log_oom();
-	}
 	/* The hook's cgroup: the container must have one apart from it. */
 	k = peer_cgroup(c->watch.fd, &registrar_cgroup);
 	if (k < 0) {
-		json_decref(regions);
 		log_notice_errno(k, "Refused to register container %s: cannot tell the cgroup of pid %d (%s): %m",
 				 id_copy, (int)c->peer.pid, c->peer.comm);
-		return conn_reply(c, proto_reply_new_error(EOPNOTSUPP,
+		return conn_error(c, false, EOPNOTSUPP,
 			"cannot tell the cgroup of the registering process (cgroup v2 and Linux 6.5 are needed): %s",
-			strerror(-k)), -1, false);
+			strerror(-k));
 	}
 	k = channel_register(s, req, TAKE_FD(listen_fd), TAKE_FD(pidfd), registrar_cgroup, &ch, &error);
 	if (k < 0 && error) {
-		json_decref(regions);
 		log_notice("Refused to register container %s: %s.", id_copy, error);
-		return conn_reply(c, proto_reply_new_error(-k, "container %s: %s", id_copy, error), -1, false);
+		return conn_error(c, false, -k, "container %s: %s", id_copy, error);
 	}
 	if (k < 0) {
-		json_decref(regions);
 		switch (k) {
 		case -EEXIST:
-			return conn_reply(c, proto_reply_new_error(EEXIST, "container %s is registered already",
-								   id_copy), -1, false);
+			return conn_error(c, false, EEXIST, "container %s is registered already", id_copy);
 		case -ESRCH:
-			return conn_reply(c, proto_reply_new_error(ESRCH, "the process of container %s has exited",
-								   id_copy), -1, false);
+			return conn_error(c, false, ESRCH, "the process of container %s has exited", id_copy);
 		case -EBADF:
-			return conn_reply(c, proto_reply_new_error(EBADMSG,
-				"register carries a listening AF_UNIX SOCK_SEQPACKET socket, then a pidfd"),
-				-1, true);
+			return conn_error(c, true, EBADMSG,
+				"register carries a listening AF_UNIX SOCK_SEQPACKET socket, then a pidfd");
 		case -ENOSPC:
 			log_warning("Refused to register container %s: %zu containers are registered, the maximum.",
 				    id_copy, s->max_channels);
-			return conn_reply(c, proto_reply_new_error(ENOSPC,
-				"too many containers registered (%zu)", s->max_channels), -1, false);
+			return conn_error(c, false, ENOSPC, "too many containers registered (%zu)", s->max_channels);
 		default:
 			log_warning_errno(k, "Cannot register container %s: %m", id_copy);
-			return conn_reply(c, proto_reply_new_error(k, "cannot register container %s: %s",
-								   id_copy, strerror(-k)), -1, false);
+			return conn_error(c, false, k, "cannot register container %s: %s", id_copy, strerror(-k));
 		}
 	}
 	log_info("Container %s%s%s%s, pid %d, registered by pid %d (%s) for %zu region%s.", ch->id,
@@ -650,12 +634,9 @@ static int op_register(struct conn *c, struct proto_request *req, int fds[2])
 	if (s->save)
 		s->save(s->userdata);
 	crash_point("register-saved");
-	reply = proto_reply_new_ok();
-	if (!reply || json_object_set_new(reply, "regions", regions) < 0) {
-		json_decref(reply);
-		return conn_reply(c, NULL, -1, false);
-	}
-	return conn_reply(c, reply, -1, false);
+	/* The regions were req's: the channel has them now. */
+	return conn_reply(c, PROTO_OP_REGISTER,
+			  &(struct proto_reply){ .reg = { .regions = ch->regions, .n_regions = ch->n_regions } }, -1);
 }
 
 /* destroy: ends a region now, and creates it anew if it is configured. */
@@ -666,30 +647,30 @@ static int op_destroy(struct conn *c, const struct proto_request *req)
 	struct region_stats st = {};
 	_cleanup_free_ char *message = NULL;
 	uint64_t inode;
-	json_t *reply;
+	struct proto_reply reply;
 	int k;
 
 	if (!peer_is_root(c)) {
 		log_notice("Refused to destroy region '%s' for pid %d (%s), uid %u: not root.", req->region,
 			   (int)c->peer.pid, c->peer.comm, c->peer.uid);
-		return conn_reply(c, proto_reply_new_error(EPERM, "only root may destroy a region"), -1, false);
+		return conn_error(c, false, EPERM, "only root may destroy a region");
 	}
 	if (!r)
-		return conn_reply(c, proto_reply_new_error(ENOENT, "no region '%s' is configured",
-							   req->region), -1, false);
+		return conn_error(c, false, ENOENT, "no region '%s' is configured",
+							   req->region);
 	if (r->fd < 0)
-		return conn_reply(c, proto_reply_new_error(ENXIO,
+		return conn_error(c, false, ENXIO,
 			"region '%s' could not be created (%s); there is nothing to destroy", req->region,
-			strerror(r->error)), -1, false);
+			strerror(r->error));
 	k = region_stats(r, &st);
 	if (k < 0)
-		return conn_reply(c, proto_reply_new_error(-k, "cannot tell whether region '%s' is attached: %s",
-							   req->region, strerror(-k)), -1, false);
+		return conn_error(c, false, -k, "cannot tell whether region '%s' is attached: %s",
+							   req->region, strerror(-k));
 	if (st.attached > 0 && !req->force)
-		return conn_reply(c, proto_reply_new_error(EBUSY,
+		return conn_error(c, false, EBUSY,
 			"region '%s' is attached by %u process%s, which would get SIGSEGV on their next access "
 			"to it; destroy it with \"force\" (mshare-ctl destroy --force) to do that anyway",
-			req->region, st.attached, st.attached == 1 ? "" : "es"), -1, false);
+			req->region, st.attached, st.attached == 1 ? "" : "es");
 
 	inode = r->inode;
 	log_notice("Destroying region '%s' (inode %" PRIu64 "%s) as pid %d (%s) asked; %u process%s had it "
@@ -697,8 +678,8 @@ static int op_destroy(struct conn *c, const struct proto_request *req)
 		   (int)c->peer.pid, c->peer.comm, st.attached, st.attached == 1 ? "" : "es");
 	k = manager_destroy(m, r, &n);
 	if (k < 0)
-		return conn_reply(c, proto_reply_new_error(-k, "cannot destroy region '%s': %s", req->region,
-							   strerror(-k)), -1, false);
+		return conn_error(c, false, -k, "cannot destroy region '%s': %s", req->region,
+							   strerror(-k));
 	if (n && n->state == REGION_FAILED)
 		message = strprintf("region '%s' (inode %" PRIu64 ") destroyed; creating it anew failed (%s), "
 				    "see the journal", req->region, inode, strerror(n->error));
@@ -708,13 +689,12 @@ static int op_destroy(struct conn *c, const struct proto_request *req)
 	else
 		message = strprintf("region '%s' (inode %" PRIu64 ") destroyed; it is no longer configured",
 				    req->region, inode);
-	reply = proto_reply_new_ok();
-	if (!message || !reply || json_object_set_new(reply, "message", json_string(message)) < 0 ||
-	    (n && json_object_set_new(reply, "region", region_info_json(n, conn_access(c, n->config.name))) < 0)) {
-		json_decref(reply);
-		return conn_reply(c, NULL, -1, false);
-	}
-	return conn_reply(c, reply, -1, false);
+	if (!message)
+		return log_oom();
+	reply = (struct proto_reply){ .message = message, .has_region = n };
+	if (n)
+		reply.region = region_info(n, conn_access(c, n->config.name));
+	return conn_reply(c, PROTO_OP_DESTROY, &reply, -1);
 }
 
 static int op_unregister(struct conn *c, const struct proto_request *req)
@@ -722,52 +702,50 @@ static int op_unregister(struct conn *c, const struct proto_request *req)
 	struct channel *ch;
 
 	if (c->channel || !peer_is_root(c))
-		return conn_reply(c, proto_reply_new_error(EPERM, "only root may unregister a container"),
-				  -1, false);
+		return conn_error(c, false, EPERM, "only root may unregister a container");
 	ch = channel_find(c->server, req->container_id);
 	if (!ch)
-		return conn_reply(c, proto_reply_new_error(ENOENT, "container %s is not registered",
-							   req->container_id), -1, false);
+		return conn_error(c, false, ENOENT, "container %s is not registered",
+							   req->container_id);
 	channel_close(ch, "unregistered");
-	return conn_reply(c, proto_reply_new_ok(), -1, false);
+	return conn_reply(c, PROTO_OP_UNREGISTER, &(struct proto_reply){}, -1);
 }
 
 static int op_containers(struct conn *c)
 {
-	json_t *reply, *all = json_array();
+	_cleanup_free_ struct proto_container_info *all = NULL;
+	struct proto_reply reply = {};
 
-	if (c->channel || !peer_is_root(c)) {
-		json_decref(all);
-		return conn_reply(c, proto_reply_new_error(EPERM, "only root may list the containers"),
-				  -1, false);
-	}
-	for (struct channel *ch = c->server->channels; all && ch; ch = ch->next) {
-		json_t *o;
-
-		if (ch->dead)
-			continue;
-		o = json_pack("{s:s, s:s?, s:i, s:o, s:I}", "id", ch->id, "name", ch->name, "pid", (int)ch->pid,
-			      "regions", region_requests_json(ch->regions, ch->n_regions), "connections",
-			      (json_int_t)ch->n_connections);
-		if (!o || json_array_append_new(all, o) < 0)
-			all = (json_decref(all), NULL);
-	}
-	reply = proto_reply_new_ok();
-	if (!all || !reply || json_object_set_new(reply, "containers", all) < 0) {
-		json_decref(reply);
-		return conn_reply(c, NULL, -1, false);
-	}
-	return conn_reply(c, reply, -1, false);
+	if (c->channel || !peer_is_root(c))
+		return conn_error(c, false, EPERM, "only root may list the containers");
+	for (struct channel *ch = c->server->channels; ch; ch = ch->next)
+		reply.containers.n_containers++;
+	all = calloc(reply.containers.n_containers ?: 1, sizeof(*all));
+	if (!all)
+		return log_oom();
+	reply.containers.containers = all;
+	reply.containers.n_containers = 0;
+	for (struct channel *ch = c->server->channels; ch; ch = ch->next)
+		if (!ch->dead)
+			all[reply.containers.n_containers++] = (struct proto_container_info){
+				.id = ch->id,
+				.name = ch->name,
+				.pid = ch->pid,
+				.regions = ch->regions,
+				.n_regions = ch->n_regions,
+				.connections = ch->n_connections,
+			};
+	return conn_reply(c, PROTO_OP_CONTAINERS, &reply, -1);
 }
 
 static int conn_dispatch(struct conn *c, struct proto_request *req, int fds[2])
 {
 	if (c->channel && c->channel->dead)
-		return conn_reply(c, proto_reply_new_error(ENXIO, "container %s is no longer registered",
-							   c->channel->id), -1, true);
+		return conn_error(c, true, ENXIO, "container %s is no longer registered",
+							   c->channel->id);
 	if (c->channel && req->op != PROTO_OP_HELLO && req->op != PROTO_OP_GET && req->op != PROTO_OP_LIST)
-		return conn_reply(c, proto_reply_new_error(EPERM, "\"%s\" is not available to containers",
-							   proto_op_to_string(req->op)), -1, false);
+		return conn_error(c, false, EPERM, "\"%s\" is not available to containers",
+							   proto_op_to_string(req->op));
 	if (req->op == PROTO_OP_REGISTER)
 		return op_register(c, req, fds);
 	switch (req->op) {
@@ -813,9 +791,8 @@ static int conn_process(struct conn *c)
 		log_notice("Pid %d (%s), uid %u sent more than %d file descriptors, or other "
 			   "control data; closing.", (int)c->peer.pid, c->peer.comm, c->peer.uid,
 			   REQUEST_MAX_FDS);
-		return conn_reply(c, proto_reply_new_error(EBADMSG,
-			"only register may carry file descriptors, and nothing carries credentials"),
-			-1, true);
+		return conn_error(c, true, EBADMSG,
+			"only register may carry file descriptors, and nothing carries credentials");
 	}
 	if (n < 0)
 		return log_debug_errno((int)n, "Cannot read from pid %d: %m", (int)c->peer.pid);
@@ -826,9 +803,9 @@ static int conn_process(struct conn *c)
 		close_fds(fds, n_fds);
 		log_notice("Pid %d (%s), uid %u sent a message of %zd bytes, more than %d; closing.",
 			   (int)c->peer.pid, c->peer.comm, c->peer.uid, n, MSHARE_PROTOCOL_MAX_MESSAGE);
-		return conn_reply(c, proto_reply_new_error(EMSGSIZE,
+		return conn_error(c, true, EMSGSIZE,
 			"message of %zd bytes is longer than the maximum of %d", n,
-			MSHARE_PROTOCOL_MAX_MESSAGE), -1, true);
+			MSHARE_PROTOCOL_MAX_MESSAGE);
 	}
 
 	k = proto_request_decode(s->buf, (size_t)n, &req, &error);
@@ -840,7 +817,7 @@ static int conn_process(struct conn *c)
 		close_fds(fds, n_fds);
 		log_notice("Bad request from pid %d (%s), uid %u: %s; closing.", (int)c->peer.pid,
 			   c->peer.comm, c->peer.uid, strna(error));
-		return conn_reply(c, proto_reply_new_error(k, "%s", error ?: strerror(-k)), -1, true);
+		return conn_error(c, true, k, "%s", error ?: strerror(-k));
 	}
 	/* Only register carries descriptors: exactly two. */
 	if (req.op == PROTO_OP_REGISTER ? n_fds != 2 : n_fds != 0) {
@@ -848,10 +825,9 @@ static int conn_process(struct conn *c)
 		log_notice("Pid %d (%s), uid %u sent %s with %zu file descriptor%s; closing.",
 			   (int)c->peer.pid, c->peer.comm, c->peer.uid, proto_op_to_string(req.op),
 			   n_fds, n_fds == 1 ? "" : "s");
-		return conn_reply(c, proto_reply_new_error(EBADMSG, req.op == PROTO_OP_REGISTER ?
+		return conn_error(c, true, EBADMSG, req.op == PROTO_OP_REGISTER ?
 			"register carries exactly two file descriptors: a listening socket and a pidfd" :
-			"only register may carry file descriptors, and nothing carries credentials"),
-			-1, true);
+			"only register may carry file descriptors, and nothing carries credentials");
 	}
 	conn_touch(c, now_usec());
 	k = conn_dispatch(c, &req, fds);
@@ -899,14 +875,11 @@ static bool ratelimit_pass(struct ratelimit *rl, usec_t now)
 static void server_refuse(struct server *s, int fd, int error, const char *message)
 {
 	_cleanup_free_ char *text = NULL;
-	json_t *reply;
 	size_t len;
 
 	s->n_refused++;
-	reply = proto_reply_new_error(error, "%s", message);
-	if (reply && proto_dump(reply, &text, &len) == 0)
+	if (proto_error_encode(error, message, &text, &len) == 0)
 		(void)send_message(fd, text, len, -1);
-	json_decref(reply);
 	/* What is queued stays readable; more can no longer be sent. */
 	(void)shutdown(fd, SHUT_RD);
 	for (int i = 0; i < REFUSE_DRAIN_MAX; i++)
@@ -1157,8 +1130,7 @@ void server_process_timeouts(struct server *s, usec_t now)
 	}
 	while (s->head && s->head->deadline <= now) {
 		struct conn *c = s->head;
-		_cleanup_free_ char *text = NULL;
-		json_t *reply;
+		_cleanup_free_ char *text = NULL, *message = NULL;
 		size_t len;
 
 		/* The deadline is the client's, not ours: a request that
@@ -1170,11 +1142,9 @@ void server_process_timeouts(struct server *s, usec_t now)
 
 		log_debug("Connection from pid %d (%s) idle for too long; closing.", (int)c->peer.pid,
 			  c->peer.comm);
-		reply = proto_reply_new_error(ETIMEDOUT, "no request within %" PRIu64 " ms",
-					      s->timeout / USEC_PER_MSEC);
-		if (!c->out && reply && proto_dump(reply, &text, &len) == 0)
+		message = strprintf("no request within %" PRIu64 " ms", s->timeout / USEC_PER_MSEC);
+		if (!c->out && message && proto_error_encode(ETIMEDOUT, message, &text, &len) == 0)
 			(void)send_message(c->watch.fd, text, len, -1);
-		json_decref(reply);
 		conn_free(c);
 	}
 	channel_collect(s);

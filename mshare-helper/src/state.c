@@ -128,7 +128,8 @@ int state_to_json(const struct state *s, char **ret, size_t *ret_len)
 			r = -ENOMEM;
 	if (r < 0)
 		return -ENOMEM;
-	/* Not proto_dump(): the state is no message and may be longer. */
+	/* Not the protocol's encoder: the state is no message and may be
+	 * longer. */
 	text = json_dumps(o, JSON_COMPACT);
 	if (!text)
 		return -ENOMEM;

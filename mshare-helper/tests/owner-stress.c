@@ -77,7 +77,9 @@ static int receive_reply(int fd, int timeout_ms, int *ret_fd)
 		else
 			close(fds[0]);
 	}
-	k = proto_reply_decode(buf, (size_t)n, &reply, &error);
+	/* Only the status counts here: decoded as the reply to unregister,
+	 * which has no other members. */
+	k = proto_reply_decode(PROTO_OP_UNREGISTER, buf, (size_t)n, &reply, &error);
 	if (k == 0)
 		k = reply.error;
 	proto_reply_done(&reply);

@@ -13,6 +13,7 @@
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "mshare-common/errno-name.h"
 #include "mshare-common/macro.h"
@@ -84,10 +85,10 @@ int proto_request_decode(const void *buf, size_t len, struct proto_request *ret,
 			 char **ret_error);
 int proto_request_encode(const struct proto_request *req, char **ret, size_t *ret_len);
 
-/* What the daemon tells about a region, in list, show and get replies. */
+/* What the daemon tells about a region, in list, show, get and destroy replies. */
 struct proto_region_info {
 	char *name;
-	char *state;			/* "active", "changed", "retiring" */
+	char *state;			/* "active", "changed", "retiring", "failed" */
 	uint64_t size;			/* bytes of the mapped object */
 	uint64_t region_size;		/* size of the region (alignment multiple) */
 	char *backing;
@@ -104,21 +105,100 @@ struct proto_region_info {
 };
 
 void proto_region_info_done(struct proto_region_info *info);
-json_t *proto_region_info_to_json(const struct proto_region_info *info);
-int proto_region_info_from_json(json_t *o, struct proto_region_info *ret, char **ret_error);
+/* Bytes the region takes in a list reply, for the daemon's paging; 0 if it
+ * cannot be encoded. */
+size_t proto_region_info_length(const struct proto_region_info *info);
 
+/* A [Grant] that names a region, in a show reply to root. */
+struct proto_grant {
+	char *source;			/* "FILE:LINE" */
+	char *region;			/* a name or a pattern */
+	enum access_mode mode;
+	uid_t *users;
+	size_t n_users;
+	gid_t *groups;
+	size_t n_groups;
+	char **containers;		/* name patterns, NULL-terminated (NULL: none) */
+	char **container_ids;		/* id patterns, likewise */
+	struct proto_annotation *annotations;	/* key and value pattern */
+	size_t n_annotations;
+};
+
+/* A registered container, in a containers reply. */
+struct proto_container_info {
+	char *id;
+	char *name;			/* or NULL */
+	int64_t pid;			/* on the host */
+	struct proto_region_request *regions;	/* as registered */
+	size_t n_regions;
+	uint64_t connections;		/* open on its channel */
+};
+
+/*
+ * A reply. error and message are every reply's; the members of the reply
+ * to an op are in the substructure of its name, except region (get, show,
+ * destroy) and message (errors, reload, destroy). proto_reply_encode() and
+ * proto_reply_decode() take the op the reply answers: there is one encoder
+ * and one decoder for the reply to each op, in protocol.c, and a reply with
+ * an error is the same for every op.
+ */
 struct proto_reply {
 	int error;			/* 0 for "ok", else a positive errno */
-	char *message;			/* for errors */
-	json_t *object;			/* the whole reply, for op-specific members */
+	char *message;			/* errors; reload, destroy: what was done (optional) */
+	bool has_region;		/* show: always; get: from this daemon; destroy: if configured */
+	struct proto_region_info region;
+	struct {
+		uint32_t *versions;	/* the protocol versions the daemon speaks */
+		size_t n_versions;
+		char *server;		/* "mshare-owner VERSION" */
+		uint64_t max_message;
+		uid_t uid;		/* the client's, as the daemon sees it */
+	} hello;
+	struct {
+		enum access_mode mode;	/* as asked; ACCESS_NONE if absent */
+	} get;
+	struct {
+		struct proto_region_info *regions;
+		size_t n_regions;
+		bool has_next;		/* the page is full: ask again from next */
+		uint32_t next;
+	} list;
+	struct {
+		char *source;		/* "FILE:LINE" of its [Region] */
+		char *error;		/* failed: the errno name */
+		char *pending_source;	/* changed: where the new configuration is */
+		bool has_grants;	/* root peers only */
+		struct proto_grant *grants;
+		size_t n_grants;
+	} show;
+	struct {
+		struct proto_region_request *regions;
+		size_t n_regions;
+	} reg;				/* register */
+	struct {
+		struct proto_container_info *containers;
+		size_t n_containers;
+	} containers;
+	json_t *object;			/* decoded: the whole reply, for printing it as it came */
 };
 
 void proto_reply_done(struct proto_reply *reply);
-int proto_reply_decode(const void *buf, size_t len, struct proto_reply *ret, char **ret_error);
 
-/* {"version":1,"status":"ok"} or the error with its errno name and message. */
-json_t *proto_reply_new_ok(void);
-json_t *proto_reply_new_error(int error, const char *format, ...) _printf_(2, 3);
+/*
+ * The reply to op: {"version":1,"status":"ok", ...the members of op's
+ * reply} or, if reply->error is set, the error with its errno name and
+ * reply->message. -EMSGSIZE past MSHARE_PROTOCOL_MAX_MESSAGE.
+ */
+int proto_reply_encode(enum proto_op op, const struct proto_reply *reply, char **ret, size_t *ret_len);
+/* An error reply (error > 0, or -errno); a message that is not UTF-8 is
+ * replaced by one that says so. */
+int proto_error_encode(int error, const char *message, char **ret, size_t *ret_len);
 
-/* Compact JSON, failing with -EMSGSIZE past the maximum message size. */
-int proto_dump(json_t *o, char **ret, size_t *ret_len);
+/*
+ * Decodes the reply to op. An error reply is decoded as one whatever op
+ * was (an errno name this side does not know is EPROTO); an "ok" reply
+ * fills op's members. Fails like proto_request_decode(), setting
+ * *ret_error.
+ */
+int proto_reply_decode(enum proto_op op, const void *buf, size_t len, struct proto_reply *ret,
+		       char **ret_error);
