@@ -22,42 +22,22 @@
 #include <sys/types.h>	/* off_t */
 
 /*
- * The kernel's uapi header, where it is installed. Otherwise the same
- * definitions follow, under the guard of the installed header, so that
- * including <linux/mshare.h> after this header is harmless. (In the kernel
- * tree the header's guard is _UAPI_LINUX_MSHARE_H; headers_install turns
- * it into _LINUX_MSHARE_H.)
+ * The flags and struct mshare_map_args of the system calls: the kernel's
+ * uapi header where one is installed, else the copy of it that libmshare
+ * carries (mshare-uapi/linux/mshare.h, installed next to this header). The
+ * copy is the installed header itself, guard and all, so including
+ * <linux/mshare.h> after this header is harmless. (In the kernel tree the
+ * header's guard is _UAPI_LINUX_MSHARE_H; headers_install turns it into
+ * _LINUX_MSHARE_H.)
  */
 #if defined(__has_include)
 # if __has_include(<linux/mshare.h>)
 #  include <linux/mshare.h>
 # endif
 #endif
-
 #if !defined(_LINUX_MSHARE_H) && !defined(_UAPI_LINUX_MSHARE_H)
-#define _LINUX_MSHARE_H
-
-#include <linux/types.h>
-
-/* mshare_attach() flags */
-#define MSHARE_ATTACH_RDONLY	0x1	/* a read-only window */
-#define MSHARE_ATTACH_EXEC	0x2	/* code in the region may run */
-#define MSHARE_ATTACH_FIXED	0x4	/* at addr exactly, never replacing */
-
-/* What mshare_map() puts into a region; see mshare_map(2). */
-struct mshare_map_args {
-	__u64 region_offset;
-	__u64 size;
-	__u64 backing_offset;
-	__u32 prot;
-	__u32 flags;
-	__s32 backing_fd;
-	__u32 __reserved;
-};
-
-#define MSHARE_MAP_ARGS_SIZE_VER0	40
-
-#endif /* !_LINUX_MSHARE_H && !_UAPI_LINUX_MSHARE_H */
+# include "mshare-uapi/linux/mshare.h"
+#endif
 
 #ifdef __cplusplus
 extern "C" {

@@ -22,7 +22,7 @@
 
 #include "mshare.h"
 #include "region.h"
-#include "sysnum.h"
+#include "mshare_sysnum.h"
 
 #define ATTACH_FLAGS	(MSHARE_ATTACH_RDONLY | MSHARE_ATTACH_EXEC | \
 			 MSHARE_ATTACH_FIXED)

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "mshare.h"
-#include "sysnum.h"
+#include "mshare_sysnum.h"
 
 /* The kernel takes loff_t offsets; they are passed in one register. */
 _Static_assert(sizeof(off_t) == sizeof(long), "off_t must be 64-bit");

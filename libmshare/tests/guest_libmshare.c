@@ -28,7 +28,7 @@
 
 #include "mshare-common/errno-name.h"
 #include "mshare-common/tap.h"
-#include "sysnum.h"
+#include "mshare_sysnum.h"
 
 #ifndef MADV_POPULATE_WRITE
 # define MADV_POPULATE_WRITE	23

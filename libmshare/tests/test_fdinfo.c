@@ -23,7 +23,7 @@
 #include "mshare-common/errno-name.h"
 #include "mshare-common/tap.h"
 #include "mshare.h"
-#include "sysnum.h"
+#include "mshare_sysnum.h"
 
 
 /* What the kernel prints for a region, before and after the mshare lines. */

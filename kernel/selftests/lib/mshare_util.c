@@ -22,27 +22,8 @@
 #include <sys/vfs.h>
 #include <sys/wait.h>
 
+#include "mshare_sysnum.h"
 #include "mshare_util.h"
-
-/* The x86-64 ("64" ABI) numbers, for headers that lack them. */
-#ifndef __NR_mshare_create
-#define __NR_mshare_create	600
-#endif
-#ifndef __NR_mshare_attach
-#define __NR_mshare_attach	601
-#endif
-#ifndef __NR_mshare_map
-#define __NR_mshare_map		602
-#endif
-#ifndef __NR_mshare_unmap
-#define __NR_mshare_unmap	603
-#endif
-#ifndef __NR_mshare_protect
-#define __NR_mshare_protect	604
-#endif
-#ifndef __NR_mshare_advise
-#define __NR_mshare_advise	605
-#endif
 
 /* --- msharefs -------------------------------------------------------- */
 

@@ -21,29 +21,9 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include <linux/magic.h>
-#include <linux/msharefs.h>
-#if __has_include(<linux/mshare.h>)
+/* From HEADERS, else from libmshare's copy of them (see the Makefile). */
 #include <linux/mshare.h>
-#endif
-
-/* Fallbacks for uapi headers older than the mshare system calls. */
-#ifndef MSHARE_ATTACH_RDONLY
-#define MSHARE_ATTACH_RDONLY	0x1
-#define MSHARE_ATTACH_EXEC	0x2
-#define MSHARE_ATTACH_FIXED	0x4
-#endif
-#ifndef MSHARE_MAP_ARGS_SIZE_VER0
-struct mshare_map_args {
-	__u64 region_offset;
-	__u64 size;
-	__u64 backing_offset;
-	__u32 prot;
-	__u32 flags;
-	__s32 backing_fd;
-	__u32 __reserved;
-};
-#define MSHARE_MAP_ARGS_SIZE_VER0	40
-#endif
+#include <linux/msharefs.h>
 
 #define MSHARE_ROOT	"/sys/fs/mshare"
 #define MSHARE_INFO	MSHARE_ROOT "/mshare_info"
@@ -114,8 +94,11 @@ int mshare_unmap(int fd, uint64_t roff, uint64_t size);
 /* --- mshare system calls ------------------------------------------------ */
 
 /*
- * Raw syscall(2) wrappers (__NR_mshare_* from the headers, else 600..605):
- * -1 and errno on failure; sys_mshare_attach returns MAP_FAILED then.
+ * Raw syscall(2) wrappers, the only ones of the tests: they hand every
+ * argument to the kernel as it is (libmshare's mshare_attach() would make
+ * the window with mmap() on ENOSYS or EPERM, and the static tests do not
+ * link libmshare). -1 and errno on failure; sys_mshare_attach returns
+ * MAP_FAILED then.
  * Offsets are signed, as loff_t is, so that negative ones can be tried.
  */
 int sys_mshare_create(unsigned int flags);

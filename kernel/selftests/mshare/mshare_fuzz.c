@@ -74,41 +74,11 @@
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <time.h>
 
-#include <linux/types.h>
-
-#if __has_include(<linux/mshare.h>)
-#include <linux/mshare.h>
-#else
-#define MSHARE_ATTACH_RDONLY	0x1
-#define MSHARE_ATTACH_EXEC	0x2
-#define MSHARE_ATTACH_FIXED	0x4
-struct mshare_map_args {
-	__u64 region_offset;
-	__u64 size;
-	__u64 backing_offset;
-	__u32 prot;
-	__u32 flags;
-	__s32 backing_fd;
-	__u32 __reserved;
-};
-#define MSHARE_MAP_ARGS_SIZE_VER0	40
-#endif
-
 #include "mshare_test.h"
-
-#ifndef __NR_mshare_create
-#define __NR_mshare_create	600
-#define __NR_mshare_attach	601
-#define __NR_mshare_map		602
-#define __NR_mshare_unmap	603
-#define __NR_mshare_protect	604
-#define __NR_mshare_advise	605
-#endif
 
 #ifndef MADV_COLD
 #define MADV_COLD		20
@@ -521,40 +491,6 @@ account(enum call c, bool ok, int err, const struct expect *e,
 		fail("%s(%s): unexpected %s", call_names[c], args,
 		     err_str(c, err));
 	return ok;
-}
-
-/* --- system calls ------------------------------------------------------- */
-
-static long fz_mshare_create(unsigned int flags)
-{
-	return syscall(__NR_mshare_create, flags);
-}
-
-static long fz_mshare_attach(int fd, int64_t off, uint64_t size,
-			     unsigned long addr, unsigned int flags)
-{
-	return syscall(__NR_mshare_attach, fd, off, size, addr, flags);
-}
-
-static long fz_mshare_map(int fd, const void *args, size_t size)
-{
-	return syscall(__NR_mshare_map, fd, args, size);
-}
-
-static long fz_mshare_unmap(int fd, int64_t off, uint64_t len)
-{
-	return syscall(__NR_mshare_unmap, fd, off, len);
-}
-
-static long fz_mshare_protect(int fd, int64_t off, uint64_t len,
-			      unsigned int prot)
-{
-	return syscall(__NR_mshare_protect, fd, off, len, prot);
-}
-
-static long fz_mshare_advise(int fd, int64_t off, uint64_t len, int advice)
-{
-	return syscall(__NR_mshare_advise, fd, off, len, advice);
 }
 
 /* --- probes -------------------------------------------------------------- */
@@ -1696,7 +1632,7 @@ static struct fdent *do_create(unsigned int flags)
 		allow(&e, EINVAL, 0);
 		refuse(&e, true, "invalid flags");
 	}
-	fd = fz_mshare_create(flags);
+	fd = sys_mshare_create(flags);
 	if (!account(C_CREATE, fd >= 0, errno, &e, "%#x", flags))
 		return NULL;
 	r = region_new(new_region_id(), W.pid, W.token, false, NULL);
@@ -1900,7 +1836,7 @@ static void do_map(struct fdent *f, int fd, const struct object *o,
 	}
 	if (!f)
 		expect_not_region(&e);
-	ret = fz_mshare_map(fd, uargs, usize);
+	ret = sys_mshare_map(fd, uargs, usize);
 	size_raced(&e, f, rsize);
 	account(C_MAP, ret == 0, errno, &e,
 		"fd %d [%s], roff %#lx size %#lx boff %#lx prot %#x flags %#x, backing %d (%s), struct %p+%zu",
@@ -1987,7 +1923,7 @@ static void op_unmap(void)
 	} else {
 		expect_not_region(&e);
 	}
-	ret = fz_mshare_unmap(fd, off, len);
+	ret = sys_mshare_unmap(fd, off, len);
 	size_raced(&e, f, rsize);
 	account(C_UNMAP, ret == 0, errno, &e, "fd %d [%s], %#lx, %#lx", fd,
 		f ? f->tag : "not a region", off, len);
@@ -2059,7 +1995,7 @@ static void op_protect(void)
 	} else {
 		expect_not_region(&e);
 	}
-	ret = fz_mshare_protect(fd, off, len, prot);
+	ret = sys_mshare_protect(fd, off, len, prot);
 	size_raced(&e, f, rsize);
 	account(C_PROTECT, ret == 0, errno, &e,
 		"fd %d [%s], %#lx, %#lx, prot %#x", fd,
@@ -2095,7 +2031,7 @@ static void op_advise(void)
 	} else {
 		expect_not_region(&e);
 	}
-	ret = fz_mshare_advise(fd, off, len, advice);
+	ret = sys_mshare_advise(fd, off, len, advice);
 	size_raced(&e, f, rsize);
 	account(C_ADVISE, ret == 0, errno, &e,
 		"fd %d [%s], %#lx, %#lx, advice %d", fd,
@@ -2256,7 +2192,7 @@ static struct window *do_attach(struct fdent *f, int fd, int64_t off,
 	} else {
 		expect_not_region(&e);
 	}
-	ret = fz_mshare_attach(fd, off, size, addr, flags);
+	ret = (long)sys_mshare_attach(fd, off, size, (void *)addr, flags);
 	size_raced(&e, f, rsize);
 	if (!account(C_ATTACH, ret != -1, errno, &e,
 		     "fd %d [%s], off %#lx, size %#lx, addr %#lx, flags %#x",
@@ -3136,7 +3072,7 @@ static bool coh_write(struct coh *c, uint64_t *p, const char *step)
 static bool coh_advise(struct coh *c, int advice, const char *step,
 		       bool *skip)
 {
-	int ret = fz_mshare_advise(c->fd, c->roff, c->len, advice);
+	int ret = sys_mshare_advise(c->fd, c->roff, c->len, advice);
 
 	return coh_ok(C_ADVISE, ret == 0, errno, step, skip);
 }
@@ -3144,7 +3080,7 @@ static bool coh_advise(struct coh *c, int advice, const char *step,
 static bool coh_protect(struct coh *c, unsigned int prot, const char *step,
 			bool *skip)
 {
-	int ret = fz_mshare_protect(c->fd, c->roff, c->len, prot);
+	int ret = sys_mshare_protect(c->fd, c->roff, c->len, prot);
 
 	return coh_ok(C_PROTECT, ret == 0, errno, step, skip);
 }
@@ -3157,7 +3093,7 @@ static bool coh_map_anon(struct coh *c, unsigned int flags, const char *step,
 		.prot = PROT_READ | PROT_WRITE,
 		.flags = MAP_ANONYMOUS | flags, .backing_fd = -1,
 	};
-	int ret = fz_mshare_map(c->fd, &a, sizeof(a));
+	int ret = sys_mshare_map(c->fd, &a, sizeof(a));
 
 	return coh_ok(C_MAP, ret == 0, errno, step, skip);
 }
@@ -3216,7 +3152,7 @@ static bool step_no_access(struct coh *c, bool *skip)
 /* Unmapped, the object faults; mapped again, it is new and zero. */
 static bool step_unmap(struct coh *c, bool *skip)
 {
-	int ret = fz_mshare_unmap(c->fd, c->roff, c->len);
+	int ret = sys_mshare_unmap(c->fd, c->roff, c->len);
 
 	if (!coh_ok(C_UNMAP, ret == 0, errno, "unmap", skip) ||
 	    !coh_fault(P_READ, c->p2, "unmap") ||
@@ -3251,7 +3187,7 @@ static bool step_noreplace(struct coh *c, bool *skip)
 	(void)skip;
 	allow(&e, EEXIST, 0);
 	refuse(&e, true, "MAP_FIXED_NOREPLACE over an object");
-	ret = fz_mshare_map(c->fd, &a, sizeof(a));
+	ret = sys_mshare_map(c->fd, &a, sizeof(a));
 	err = errno;
 	if (account(C_MAP, ret == 0, err, &e, "coherence step noreplace") ||
 	    err != EEXIST)
@@ -3329,13 +3265,13 @@ static bool step_read_only_fd(struct coh *c, bool *skip)
 		return false;
 	allow(&e, EACCES, 0);
 	refuse(&e, true, "a writable window through a read-only descriptor");
-	addr = fz_mshare_attach(fd, A, 0, 0, 0);
+	addr = (long)sys_mshare_attach(fd, A, 0, 0, 0);
 	if (account(C_ATTACH, addr != -1, errno, &e,
 		    "coherence step read-only fd")) {
 		unmap_stray(addr);
 		goto out;
 	}
-	addr = fz_mshare_attach(fd, A, 0, 0, MSHARE_ATTACH_RDONLY);
+	addr = (long)sys_mshare_attach(fd, A, 0, 0, MSHARE_ATTACH_RDONLY);
 	if (!coh_ok(C_ATTACH, addr != -1, errno, "read-only fd", skip))
 		goto out;
 	p3 = (uint64_t *)(addr + c->roff - A + c->woff);
@@ -3393,7 +3329,7 @@ static bool coh_setup(struct coh *c, bool *skip)
 	long addr;
 	int ret;
 
-	c->fd = fz_mshare_create(O_CLOEXEC);
+	c->fd = sys_mshare_create(O_CLOEXEC);
 	if (!coh_ok(C_CREATE, c->fd >= 0, errno, "setup", skip))
 		return false;
 	ret = fallocate(c->fd, 0, 0, 2 * A);
@@ -3404,12 +3340,12 @@ static bool coh_setup(struct coh *c, bool *skip)
 	c->woff = below(c->len / 8) * 8;
 	if (!coh_map_anon(c, chance(30) ? MAP_POPULATE : 0, "setup", skip))
 		return false;
-	addr = fz_mshare_attach(c->fd, 0, 0, 0, 0);
+	addr = (long)sys_mshare_attach(c->fd, 0, 0, 0, 0);
 	if (!coh_ok(C_ATTACH, addr != -1, errno, "setup", skip))
 		return false;
 	c->w1 = (char *)addr;
 	if (chance(50)) {
-		addr = fz_mshare_attach(c->fd, A, A, 0, 0);
+		addr = (long)sys_mshare_attach(c->fd, A, A, 0, 0);
 		if (!coh_ok(C_ATTACH, addr != -1, errno, "setup", skip))
 			return false;
 	} else {

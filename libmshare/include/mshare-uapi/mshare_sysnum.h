@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * The numbers of the mshare system calls: from the installed kernel
- * headers where they have them, else the x86-64 numbers ("64" ABI only;
- * the calls do not exist for x32 or i386).
+ * The numbers of the mshare system calls: <sys/syscall.h> has them when
+ * the installed kernel headers of our tree come first on the include path
+ * (their asm/unistd_64.h); otherwise the x86-64 numbers of
+ * arch/x86/entry/syscalls/syscall_64.tbl in the kernel patches ("64" ABI
+ * only: the calls do not exist for x32 or i386). check.sh compares them
+ * with a HEADERS directory. Not installed: only the library and the tests
+ * make the calls.
  */
 
 #ifndef MSHARE_SYSNUM_H
