@@ -2,7 +2,7 @@
 # Bad messages and 1,000 concurrent clients (owner-stress, reported as a TAP
 # subtest) leave the daemon up, with the same pid, and every region intact.
 . "$(dirname "$0")/lib.sh"
-echo "1..5"
+ktap_plan "5"
 fresh_owner || echo "# systemctl start $UNIT failed"
 B=--bytes=$((64 * MiB))
 probe pool $B write 11 >/dev/null || echo "# writing pool failed"
