@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The host's reader of test results (common/tools/ktap-judge.c, built here)
 # on serial logs made up for it: a clean run, runs that must FAIL (every
-# kind of kernel report check-log.sh used to know, a timeout, a crash
+# kind of kernel report the judge looks for, a timeout, a crash
 # before the runner, a run cut short, a missing plan, a reboot, an odd QEMU
 # exit status, nothing passed), per-subtest counts and plain KTAP documents
 # (--ktap). KTAP.

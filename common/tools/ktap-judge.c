@@ -41,7 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What the kernel prints when something went wrong (the list of check-log.sh). */
+/* What the kernel prints when something went wrong: any of it fails a run. */
 static const char splat_re[] =
 	"BUG:|WARNING:|KASAN|UBSAN|kernel BUG at|Oops|general protection fault"
 	"|Kernel panic|possible circular locking|possible recursive locking"
