@@ -8,7 +8,7 @@
 # `make install DESTDIR=`, units enabled offline, and turned into an ext4
 # image by `mkfs.ext4 -d` (no loop mount). Needs root.
 #   <key> = hash of image/packages.list, this script, image/rootfs/, the
-#           test runner's loop (kernel/scripts/run-list.sh) and the
+#           guest test runner (kernel/scripts/guest-lib.sh, common/ktap.sh) and the
 #           `make install DESTDIR=` tree (paths, modes, owners, contents), so
 #           a changed binary or package list gives a new image and an
 #           unchanged one reuses the cache. The two newest images are kept.
@@ -42,7 +42,7 @@ suite=${MSHARE_IMAGE_SUITE:-bookworm}
 images=$MSHARE_CACHE/images
 debs=$MSHARE_CACHE/apt-archives
 pkglist=$IMAGE_DIR/packages.list
-runlist=$KERNEL_DIR/scripts/run-list.sh
+runner=("$KERNEL_DIR/scripts/guest-lib.sh" "$REPO_DIR/common/ktap.sh")
 [ "$(id -u)" = 0 ] || die "image/build.sh needs root (mmdebstrap --mode=root, device nodes and owners in the image)"
 
 # Host tools, installed on first use (a fresh CI machine has none of them).
@@ -125,7 +125,7 @@ key=$(
 		echo "image-v1 $suite"
 		sha256sum <"$pkglist"
 		sha256sum <"$IMAGE_DIR/build.sh"
-		sha256sum <"$runlist"
+		cat "${runner[@]}" | sha256sum
 		echo "overlay $(tree_hash "$IMAGE_DIR/rootfs")"
 		echo "install $userspace $(tree_hash "$destdir" owners)"
 		printf 'pkg %s\n' "${pkgs[@]}"
@@ -183,8 +183,8 @@ log ".deb cache $debs: $ndebs packages ($((ndebs - ndebs_before > 0 ? ndebs - nd
 # owned by root, existing directories (and /lib -> usr/lib links) kept.
 tar -C "$IMAGE_DIR/rootfs" --owner=0 --group=0 -cf - . |
 	tar -C "$rootfs" --no-overwrite-dir --keep-directory-symlink -xf -
-# The test runner's loop, shared with the initramfs's /init.
-install -m 0644 "$runlist" "$rootfs/usr/lib/mshare-image/run-list.sh"
+# The guest test runner, shared with the initramfs's /init.
+install -m 0644 "${runner[@]}" "$rootfs/usr/lib/mshare-image/"
 # Our userspace, exactly the tree hashed into the key; the dynamic loader's
 # cache must know our libraries (the multiarch directory is found through it).
 tar -C "$destdir" -cf - . | tar -C "$rootfs" --no-overwrite-dir --keep-directory-symlink -xf -

@@ -5,9 +5,9 @@
 #                    [--acpi-irq] [--no-check]
 # Boot the guest image (image/build.sh, built or reused) on our kernel under
 # QEMU TCG and run /usr/lib/mshare-tests/NAME.list in it under systemd
-# (mshare-guest-tests.service); the serial log is judged by
-# kernel/scripts/check-log.sh. Exit status 0 only on PASS; the last line is
-# "N passed, N failed" (the guest's counts).
+# (mshare-guest-tests.service); run-qemu.sh judges the serial log
+# (common/build/ktap-judge). Exit status 0 only on PASS; the last line is
+# the judge's "N passed, N failed" (none with --no-check).
 #   --tests NAMES     lists to run, comma-separated (default smoke): smoke
 #                     (the image itself), owner (mshare-owner under systemd;
 #                     its tools, `make -C mshare-helper install-tests`, are
@@ -99,6 +99,8 @@ mkdir -p "$stage"
 for d in "$IMAGE_DIR/tests" "${extra[@]}"; do
 	tar -C "$d" --exclude='*.o' --exclude='*.d' -cf - . | tar -C "$stage" -xf -
 done
+# The KTAP helper of the shell tests, next to their directories.
+install -m 0644 "$REPO_DIR/common/ktap.sh" "$stage/ktap.sh"
 # The tools of the owner and hook lists, when they run.
 listed() { [[ ",$tests," == *",$1,"* ]]; }
 if { listed owner || listed soak; } && [ -d "$stage/owner" ]; then
@@ -126,14 +128,5 @@ qemu-img create -q -f qcow2 -F raw -b "$image" "$tmp/root.qcow2"
 log "image $image, kernel $kdir, tests $tests"
 rc=0
 "$KERNEL_DIR/scripts/run-qemu.sh" --kernel "$kdir" --disk "$tmp/root.qcow2" \
-	--extra-disk "$tmp/tests.ext4" --tests "$tests" --timeout "$tmo" "${qargs[@]}" |
-	tee "$tmp/run.out" || rc=$? # pipefail: run-qemu.sh's status
-# The summary line scripts/test-all.sh adds up: the guest's counts as
-# check-log judged them; a failed run with no failed test counts as one.
-verdict=$(grep '^check-log: verdict=' "$tmp/run.out" | tail -n1 || true)
-passed=$(sed -n 's/.* passed=\([0-9]*\).*/\1/p' <<<"$verdict")
-failed=$(sed -n 's/.* failed=\([0-9]*\).*/\1/p' <<<"$verdict")
-passed=${passed:-0} failed=${failed:-0}
-[ "$rc" = 0 ] || [ "$failed" -gt 0 ] || failed=1
-echo "$passed passed, $failed failed"
+	--extra-disk "$tmp/tests.ext4" --tests "$tests" --timeout "$tmo" "${qargs[@]}" || rc=$?
 exit "$rc"

@@ -43,8 +43,10 @@
 #   --stage DIR    only make the tests-disk directory for image/run-tests.sh
 #                  --extra-dir DIR (bench/ and the list NAME.list, NAME bench or
 #                  bench-ci) and print DIR; nothing is booted
-# Exit status 0 only if the guest run passed (check-log.sh) and every point
-# that ran was measured without a failure.
+# Exit status 0 only if the guest run passed (its serial log as
+# common/build/ktap-judge reads it) and every point that ran was measured
+# without a failure. The last line is the judge's `N passed, N failed`, with
+# one more failure if the run passed and the measurement did not.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=../kernel/scripts/common.sh
 . "$(dirname "$0")/../kernel/scripts/common.sh"
@@ -179,13 +181,15 @@ rc=0
 	if [ $verbose = 1 ]; then
 		cat
 	else
-		grep --line-buffered -aE '^\[bench\]|^mshare-tests: |^\[[0-9:]+\] |^check-log: |^bench.sh: ' || true
+		grep --line-buffered -aE '^ *\[bench\]|^mshare-tests: |^\[[0-9:]+\] |^ktap-judge: |^bench.sh: ' || true
 	fi
 }
 if grep -q '^bench.sh: run-tests.sh status' "$tmp/run.out"; then
 	rc=$(sed -n 's/^bench.sh: run-tests.sh status \([0-9]*\)/\1/p' "$tmp/run.out" | tail -n 1)
 fi
-verdict=$(grep -a '^check-log: verdict=' "$tmp/run.out" | tail -n 1 || true)
+verdict=$(grep -a '^ktap-judge: verdict=' "$tmp/run.out" | tail -n 1 || true)
+# The judge's counts: the last line of run-tests.sh.
+read -r gp _ gf _ < <(grep -aE '^[0-9]+ passed, [0-9]+ failed$' "$tmp/run.out" | tail -n 1) || true
 
 # The records: MSHARE-BENCH-<TYPE> {json}, one per line. A line the console
 # garbled (kernel output in the middle of it) does not parse and is counted.
@@ -204,7 +208,7 @@ pg_report() {
 	jq -r -s -f "$REPO_DIR/preload/bench/report.jq" --arg command "scripts/bench.sh ${argv[*]}" \
 		--arg kernel "${kdir##*/}" --arg date "$started" --arg host "$host" --arg plots "$plots" \
 		--arg qemu "QEMU TCG, \`-m $mem -smp $smp\`" \
-		--arg verdict "${verdict:-no check-log verdict (run-tests.sh status $rc)}" "$1" >"$out/$name.md"
+		--arg verdict "${verdict:-no verdict from the log judge (run-tests.sh status $rc)}" "$1" >"$out/$name.md"
 	log "results: $out/$name.md ($points points)"
 	[ "$rc" = 0 ] && [ "$complete" != 0 ] && [ "$failed" = 0 ]
 }
@@ -242,7 +246,7 @@ cmdline="scripts/bench.sh${argv[*]:+ ${argv[*]}}"
 [[ " ${argv[*]} " == *" --kernel "* ]] || cmdline+=" (kernel: ${kdir##*/})"
 report=(--command "$cmdline" --kernel-dir "$kdir" --image "$image" --date "$started" --host "$host"
 	--qemu "QEMU $(qemu-system-x86_64 --version | sed -n '1s/.*version \([^ ]*\).*/\1/p') TCG (\`-accel tcg,thread=multi -cpu max\`), \`-m $mem -smp $smp\`"
-	--verdict "${verdict:-no check-log verdict (run-tests.sh status $rc)}")
+	--verdict "${verdict:-no verdict from the log judge (run-tests.sh status $rc)}")
 for p in "${plots[@]}"; do report+=(--plot "$p"); done
 {
 	bash "$bench_src/report.sh" "${report[@]}" "$jsonl"
@@ -269,8 +273,7 @@ if [ "$failed" != 0 ]; then
 	log "$failed points failed (see the report)"
 	status=1
 fi
-# The guest's TAP counts, as the other parts of `make test` end.
-read -r gp gf < <(tr -d '\r' <"$logf" | sed -n 's/^MSHARE-RESULT: passed=\([0-9]*\) failed=\([0-9]*\).*/\1 \2/p' | tail -n 1) || true
+# The judge's counts, as the other parts of `make test` end.
 if [ -n "${gp:-}" ]; then
 	[ $status = 0 ] || [ "$gf" != 0 ] || gf=1
 	echo "$gp passed, $gf failed"

@@ -2,7 +2,8 @@
 # The whole test run (`make test`, what CI runs): the host tests of the
 # userspace (libmshare, mshare-helper, demo-app, crun-hook, preload,
 # including a bounded fuzz run of the protocol decoder) and of the guests'
-# list runner (kernel/scripts/run-list.sh); then the kernel's in-guest tests
+# test runner and log judge (kernel/scripts/guest-lib.sh,
+# common/tools/ktap-judge.c); then the kernel's in-guest tests
 # on the debug kernel (kernel/scripts/test.sh: KASAN, lockdep, DEBUG_VM,
 # page table check and kmemleak, booted on a busybox initramfs); then the
 # guest image under systemd on the release kernel, the one `make demo` and
@@ -56,7 +57,8 @@ run crun-hook make -C "$root/crun-hook" check
 run preload make -C "$root/preload" check
 run mshare-helper-fuzz make -C "$root/mshare-helper" fuzz-run \
 	FUZZ_SECONDS="${MSHARE_FUZZ_SECONDS:-30}"
-run guest-runner "$root/common/run-tap.sh" "bash $root/kernel/scripts/tests/test-run-list.sh"
+run guest-runner "$root/common/run-tap.sh" "bash $root/kernel/scripts/tests/test-guest-lib.sh" \
+	"bash $root/common/tests/test-ktap-judge.sh"
 run kernel "$root/kernel/scripts/test.sh"
 
 # The image part: the smoke, owner, hook and postgres lists in one boot of

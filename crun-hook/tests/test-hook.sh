@@ -12,14 +12,12 @@
 hook=$(realpath "$1")
 here=$(cd "$(dirname "$0")" && pwd)
 fake=$here/fake-owner.py
-n=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); echo "not ok $n - $*"; }
-finish() { echo "1..$n"; }
+# shellcheck source-path=SCRIPTDIR source=../../common/ktap.sh
+. "$here/../../common/ktap.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	not_ok "test-hook.sh needs root"
-	finish
+	ktap_finish
 	exit 1
 fi
 tmp=$(mktemp -d /tmp/test-hook.XXXXXX)
@@ -364,4 +362,4 @@ dead=$sleeper
 sleeper=
 run "$(state '{"io.mshare.regions":"pool"}' "$dead")" --socket="$tmp/owner.sock" createRuntime
 expect "a container process that is gone fails the container" 1 "cannot open a pidfd of the container's process $dead: No such process"
-finish
+ktap_finish

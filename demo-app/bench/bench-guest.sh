@@ -94,9 +94,10 @@ esac
 # ---- output ----
 
 say() { printf '[bench] %s\n' "$*"; }
-tap_n=0 tap_failed=0
-ok() { tap_n=$((tap_n + 1)); printf 'ok %d - %s\n' "$tap_n" "$*"; }
-not_ok() { tap_n=$((tap_n + 1)) tap_failed=$((tap_failed + 1)); printf 'not ok %d - %s\n' "$tap_n" "$*"; }
+# KTAP: ok, not_ok, ktap_finish and the counts ktap_n, ktap_failed
+# (common/ktap.sh, which the tests disk has at its top, one directory up).
+# shellcheck source-path=SCRIPTDIR source=../../common/ktap.sh
+. "$here/../ktap.sh"
 comment() { sed 's/^/# /'; }
 # emit TYPE JSON: a record for the host, on one line.
 emit() { printf 'MSHARE-BENCH-%s %s\n' "$1" "$2"; }
@@ -256,7 +257,7 @@ cleanup() {
 	[ $cgroups = 0 ] || rmdir "$CG_ROOT" 2>/dev/null || true
 	rm -rf "$WORK/points" "$WORK/bundles"
 	if [ $finished = 0 ]; then
-		emit END "$(jq -n -c --argjson tap "$tap_n" --argjson failed "$tap_failed" --argjson rc "$rc" \
+		emit END "$(jq -n -c --argjson tap "$ktap_n" --argjson failed "$ktap_failed" --argjson rc "$rc" \
 			'{type: "end", complete: false, tap: $tap, tap_failed: $failed, status: $rc}')"
 		say "interrupted (status $rc): the run did not complete"
 	fi
@@ -835,10 +836,10 @@ if [ "$mode" = ci ]; then
 	fi
 fi
 
-echo "1..$tap_n"
+ktap_finish || true
 finished=1
 emit END "$(jq -n -c --argjson ok "$POINTS_OK" --argjson failed "$POINTS_FAILED" --argjson skipped "$POINTS_SKIPPED" \
-	--argjson tap "$tap_n" --argjson tap_failed "$tap_failed" --argjson secs "$SECONDS" \
+	--argjson tap "$ktap_n" --argjson tap_failed "$ktap_failed" --argjson secs "$SECONDS" \
 	'{type: "end", complete: true, points_ok: $ok, points_failed: $failed, points_skipped: $skipped,
 	  tap: $tap, tap_failed: $tap_failed, seconds: $secs}')"
 say "done in $SECONDS s: $POINTS_OK points measured, $POINTS_FAILED failed, $POINTS_SKIPPED skipped"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # fifo_line (demo-app/bench/fifo-line.sh): lines split by a read timeout
-# come back whole, and an unfinished line is kept. TAP.
+# come back whole, and an unfinished line is kept. KTAP.
 set -u
 # shellcheck source-path=SCRIPTDIR source=../bench/fifo-line.sh
 . "$(dirname "$0")/../bench/fifo-line.sh"
@@ -8,12 +8,12 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 mkfifo "$dir/f"
 exec 3<>"$dir/f"
-n=0
+# shellcheck source-path=SCRIPTDIR source=../../common/ktap.sh
+. "$(dirname "$0")/../../common/ktap.sh"
 check() { # DESCRIPTION COMMAND...
-	n=$((n + 1))
 	local what=$1
 	shift
-	if "$@"; then echo "ok $n - $what"; else echo "not ok $n - $what (LINE='$LINE' FIFO_PART='$FIFO_PART')"; fi
+	if "$@"; then ok "$what"; else not_ok "$what (LINE='$LINE' FIFO_PART='$FIFO_PART')"; fi
 }
 
 printf '{"event":"ready","id":1}\n{"event":"ready","id":2}\n' >&3
@@ -43,4 +43,4 @@ printf '{"event":"re' >&3
 fifo_line 3 0.2
 fifo_line 3 0.2
 check "a line never finished stays in FIFO_PART across timeouts" [ "$FIFO_PART" = '{"event":"re' ]
-echo "1..$n"
+ktap_finish

@@ -37,17 +37,21 @@ failed = 0
 
 def ok(cond, what):
     global count, failed
+    if not count:
+        print("KTAP version 1")
     count += 1
     if not cond:
         failed += 1
-    print(f"{'ok' if cond else 'not ok'} {count} - {what}", flush=True)
+    print(f"{'ok' if cond else 'not ok'} {count} {what}", flush=True)
     return cond
 
 
 def skip(what, reason):
     global count
+    if not count:
+        print("KTAP version 1")
     count += 1
-    print(f"ok {count} - {what} # SKIP {reason}", flush=True)
+    print(f"ok {count} {what} # SKIP {reason}", flush=True)
 
 
 def diag(text):

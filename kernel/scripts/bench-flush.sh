@@ -34,8 +34,9 @@ logf=$MSHARE_CACHE/logs/bench-flush-$stamp.log
 log "booting ${kdir##*/}: $sharers sharers, $reps repetitions a point (TCG emulation)"
 rc=0
 verdict=$("$scripts/run-qemu.sh" --kernel "$kdir" --initrd "$initrd" --tests bench-flush --log "$logf" \
-	--timeout 3600 --test-timeout 3000 --mem 4G --smp 2 | grep '^check-log: verdict=') || rc=$?
-sed -n 's/^# MSHARE-BENCH-FLUSH //p' "$logf" >"$out/bench-flush-$stamp.jsonl"
+	--timeout 3600 --test-timeout 3000 --mem 4G --smp 2 | grep '^ktap-judge: verdict=') || rc=$?
+# The entry's output is nested one level down in the guest's KTAP document.
+sed -n 's/^ *# MSHARE-BENCH-FLUSH //p' "$logf" | tr -d '\r' >"$out/bench-flush-$stamp.jsonl"
 [ -s "$out/bench-flush-$stamp.jsonl" ] || die "the guest printed no records; see $logf"
 head="# Flush cost: changing a region with 1 to N attached processes
 

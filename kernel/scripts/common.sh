@@ -125,7 +125,7 @@ build_key() {
 
 # list_initramfs NAME ENTRY INITRD: build the in-guest selftests against the
 # series' UAPI headers into $MSHARE_CACHE/selftests-build, write the list
-# NAME.list holding ENTRY (a run-list.sh entry), and pack them into the
+# NAME.list holding ENTRY (a guest-lib.sh list entry), and pack them into the
 # initramfs INITRD: what a one-entry guest run (the demo, a benchmark)
 # boots.
 list_initramfs() {
@@ -136,4 +136,11 @@ list_initramfs() {
 		-j"${JOBS:-$(nproc)}" >&2
 	echo "$entry" >"$obj/$name.list"
 	"$KERNEL_DIR/scripts/mkinitramfs.sh" "$initrd" "$obj" >/dev/null
+}
+
+# ktap_judge: the path of the host's one reader of test results and serial
+# logs (common/tools/ktap-judge.c), built first if it is not up to date.
+ktap_judge() {
+	make -s -C "$REPO_DIR/common" judge >&2 || die "cannot build the log judge (make -C common judge)"
+	echo "$REPO_DIR/common/build/ktap-judge"
 }

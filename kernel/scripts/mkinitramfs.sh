@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # mkinitramfs.sh OUT.cpio.gz DIR...
 # Build the test initramfs: busybox-static with its applet links, /init
-# (guest-init.sh, with the list runner run-list.sh it sources) and the files
+# (guest-init.sh, with the guest runner guest-lib.sh and common/ktap.sh it
+# sources) and the files
 # of each DIR under /tests/, subdirectories kept (object and dependency
 # files left out). Test binaries are static, so no libraries go in. No
 # device nodes either: /init mounts devtmpfs, so neither root nor mknod is
@@ -27,7 +28,8 @@ cp "$busybox" "$stage/bin/busybox"
 done
 [ -e "$stage/bin/sh" ] || ln -s /bin/busybox "$stage/bin/sh"
 install -m 0755 "$KERNEL_DIR/scripts/guest-init.sh" "$stage/init"
-install -D -m 0644 "$KERNEL_DIR/scripts/run-list.sh" "$stage/lib/mshare/run-list.sh"
+install -D -m 0644 "$KERNEL_DIR/scripts/guest-lib.sh" "$stage/lib/mshare/guest-lib.sh"
+install -D -m 0644 "$REPO_DIR/common/ktap.sh" "$stage/lib/mshare/ktap.sh"
 echo "root:x:0:0:root:/root:/bin/sh" >"$stage/etc/passwd"
 echo "root:x:0:" >"$stage/etc/group"
 

@@ -5,7 +5,9 @@
 #             [--disk FILE [--extra-disk FILE]...] [--no-initrd]
 # Boot a kernel under QEMU TCG with the test initramfs, run the list
 # /tests/NAME.list in the guest, tee the serial console into the log and
-# judge it with check-log.sh (exit status 0 only on PASS).
+# judge it with common/build/ktap-judge, whose last line is
+# `N passed, N failed` (exit status 0 only on PASS).
+#   --no-check     leave the judging to the caller
 #   --kernel DIR   directory with bzImage (default: build.sh debug, cached)
 #   --initrd FILE  initramfs from mkinitramfs.sh (default $MSHARE_CACHE/initramfs.cpio.gz)
 #   --log FILE     default $MSHARE_CACHE/logs/<timestamp>.log
@@ -89,6 +91,7 @@ fi
 mkdir -p "$(dirname "$logf")"
 qemu=${QEMU:-qemu-system-x86_64}
 command -v "$qemu" >/dev/null || die "$qemu missing (apt-get install qemu-system-x86)"
+[ $check = 0 ] || judge=$(ktap_judge)
 
 cmdline="console=ttyS0 panic=-1 oops=panic panic_on_warn=0 softlockup_panic=0 mshare.tests=$tests"
 [ -z "$test_tmo" ] || cmdline+=" mshare.timeout=$test_tmo"
@@ -147,4 +150,4 @@ echo "MSHARE-HOST: qemu-exit=$rc seconds=$secs" | tee -a "$logf"
 log "QEMU exited with status $rc after ${secs}s"
 
 [ $check = 1 ] || exit 0
-"$KERNEL_DIR/scripts/check-log.sh" "$logf"
+"$judge" "$logf"

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The whole kernel test run (`make test`): debug kernel, UAPI headers,
-# in-guest selftests, initramfs, QEMU boot, judgement. The last line printed
-# is `N passed, N failed`; exit status 0 only if nothing failed and the log
-# is clean.
+# in-guest selftests, initramfs, QEMU boot, judgement of the serial log
+# (common/build/ktap-judge). The last line printed is `N passed, N failed`;
+# exit status 0 only if nothing failed and the log is clean.
 #   MSHARE_TESTS=NAME       list to run (default all)
 #   MSHARE_TEST_TIMEOUT=S   per-test timeout in the guest (default 300)
 #   MSHARE_QEMU_TIMEOUT=S   whole boot (default 2400)
@@ -12,15 +12,11 @@ set -euo pipefail
 
 scripts=$KERNEL_DIR/scripts
 finished=0
-summary() {
-	finished=1
-	echo "$1 passed, $2 failed"
-	exit "$3"
-}
 # Whatever stops the run early (a build error, a missing file) is a failure
 # and still ends on the summary line.
 trap '[ $finished = 1 ] || { log "test run aborted"; echo "0 passed, 1 failed"; }' EXIT
 
+judge=$(ktap_judge)
 kdir=$("$scripts/build.sh" debug)
 hdr=$("$scripts/headers.sh")
 tree=$("$scripts/prepare-tree.sh")
@@ -53,20 +49,6 @@ args=(--kernel "$kdir" --initrd "$initrd" --tests "${MSHARE_TESTS:-all}" --log "
 [ -z "${MSHARE_TEST_TIMEOUT:-}" ] || args+=(--test-timeout "$MSHARE_TEST_TIMEOUT")
 "$scripts/run-qemu.sh" "${args[@]}" --no-check
 
-ok=0
-verdict=$("$scripts/check-log.sh" "$logf") || ok=$?
-echo "$verdict"
-last=$(tail -n1 <<<"$verdict")
-get() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" <<<"$last"; }
-passed=$(get passed)
-failed=$(get failed)
-extra=$(get extra)
-failed=$((${failed:-0} + ${extra:-1}))
-if [ "$ok" -ne 0 ] && [ "$failed" -eq 0 ]; then
-	failed=1
-fi
-log "log: $logf"
-if [ "$ok" -eq 0 ] && [ "$failed" -eq 0 ]; then
-	summary "${passed:-0}" 0 0
-fi
-summary "${passed:-0}" "$failed" 1
+# The judge's last line is the summary, a crash or a timeout counted in it.
+finished=1
+exec "$judge" "$logf"

@@ -4,8 +4,8 @@
  * the mshare system calls. Static; run it inside the guest only (on any
  * other kernel the calls fail with ENOSYS).
  *
- * TAP: "1..N", then one "ok N - ..." or "not ok N - ..." per step, then a
- * summary line. Exit status 0 if every step passed, 1 otherwise. A step
+ * KTAP (mshare-common/tap.h): the plan, then one "ok N ..." or "not ok N ..."
+ * per step. Exit status 0 if every step passed, 1 otherwise. A step
  * that later steps depend on ends the run ("Bail out!") when it fails.
  */
 
@@ -60,7 +60,6 @@ static void diag_errno(const char *call, int err)
 static void __attribute__((noreturn)) bail_out(const char *why)
 {
 	printf("Bail out! %s\n", why);
-	printf("%u passed, %u failed\n", tap_count - tap_failed, tap_failed);
 	exit(1);
 }
 
@@ -227,7 +226,7 @@ int main(void)
 	bool ok;
 
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	printf("1..%d\n", PLAN);
+	tap_plan(PLAN);
 
 	/* 1: mshare_create */
 	fd = mshare_create(O_CLOEXEC);
@@ -501,6 +500,5 @@ int main(void)
 	if (wfd >= 0)
 		close(wfd);
 
-	printf("%u passed, %u failed\n", tap_count - tap_failed, tap_failed);
 	return tap_failed || tap_count != PLAN ? 1 : 0;
 }

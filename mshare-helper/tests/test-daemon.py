@@ -39,10 +39,12 @@ failed = 0
 
 def ok(cond, what, detail=None):
     global count, failed
+    if not count:
+        print("KTAP version 1")
     count += 1
     if not cond:
         failed += 1
-    print(f"{'ok' if cond else 'not ok'} {count} - {what}")
+    print(f"{'ok' if cond else 'not ok'} {count} {what}")
     if not cond and detail is not None:
         for line in str(detail).splitlines():
             print(f"#   {line}")
@@ -52,8 +54,10 @@ def ok(cond, what, detail=None):
 
 def skip(what, why):
     global count
+    if not count:
+        print("KTAP version 1")
     count += 1
-    print(f"ok {count} - {what} # SKIP {why}")
+    print(f"ok {count} {what} # SKIP {why}")
 
 
 CONFIG = """
@@ -810,8 +814,10 @@ def test_stress_tool(d, stress):
     out = subprocess.run([stress, "--socket", d.sock, "--clients", "1000", "--region", "alpha"],
                          capture_output=True, text=True, timeout=300)
     lines = out.stdout.strip().splitlines()
-    ok(out.returncode == 0 and lines and lines[-1].endswith(" passed, 0 failed"),
-       f"owner-stress against the daemon: {lines[-1] if lines else 'no output'}",
+    results = [ln for ln in lines if ln.startswith(("ok ", "not ok "))]
+    failures = [ln for ln in results if ln.startswith("not ok ")]
+    ok(out.returncode == 0 and results and not failures and lines[-1] == f"1..{len(results)}",
+       f"owner-stress against the daemon: {len(results)} checks, {len(failures)} failed",
        out.stdout + out.stderr)
     ok(d.alive(), "the daemon survived owner-stress")
 

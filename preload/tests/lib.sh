@@ -1,17 +1,10 @@
 # shellcheck shell=bash
-# What the shell tests share: TAP output (ok, not_ok, skip, finish), running
-# a command (run: rc, out, err), looking at what it printed, and running
-# under the library with a clean environment (under).
+# What the shell tests share: KTAP output (ok, not_ok, skip, ktap_finish:
+# common/ktap.sh), running a command (run: rc, out, err), looking at what it
+# printed, and running under the library with a clean environment (under).
 
-n=0
-failures=0
-ok() { n=$((n + 1)); echo "ok $n - $*"; }
-not_ok() { n=$((n + 1)); failures=$((failures + 1)); echo "not ok $n - $*"; }
-skip() { n=$((n + 1)); echo "ok $n # SKIP $*"; }
-finish() {
-	echo "1..$n"
-	[ "$failures" = 0 ]
-}
+# shellcheck source-path=SCRIPTDIR source=../../common/ktap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../../common/ktap.sh"
 
 # run CMD [ARG...]: sets rc, out (stdout) and err (stderr).
 run() {

@@ -151,7 +151,7 @@ for _ in $(seq 100); do [ -S "$tmp/owner.sock" ] && break; sleep 0.05; done
 G() { F MSHARE_SOCKET="$tmp/owner.sock" "$@"; }
 if [ ! -S "$tmp/owner.sock" ]; then
 	not_ok "mshare-owner (fake) did not start: $(tail -3 "$tmp/owner.log")"
-	finish
+	ktap_finish
 	exit 1
 fi
 
@@ -212,4 +212,4 @@ run G MSHARE_PRELOAD_REGION=pool "$probe" shm 64M check 0 shm-share fds shmdt rm
 check "a System V segment served from the pool" \
 	eval 'status 0 && has "$out" "shm-share: ok" && has "$out" "fds: 1000$memfd" && [ "$(tail -1 <<<"$out")" = "fds: none" ] && has "$err" "from region '"'pool'"'"'
 
-finish
+ktap_finish

@@ -17,7 +17,7 @@ fallback="mshare-preload: mmap of 67108864 bytes falls back to plain shared memo
 run P MSHARE_PRELOAD_STRICT=1 "$probe" map 64M
 if [ "$rc" = 0 ]; then
 	skip "this kernel has the mshare system calls: the fallback path is for kernels without them"
-	finish
+	ktap_finish
 	exit
 fi
 
@@ -126,4 +126,4 @@ check "MSHARE_PRELOAD_QUIET=2 is named" eval 'status 0 && has "$err" "MSHARE_PRE
 run P MSHARE_PRELOAD_MIN_SIZE=12Q "$probe" map 8M
 check "a bad setting says nothing for a mapping below the default threshold" eval 'status 0 && quiet'
 
-finish
+ktap_finish

@@ -10,7 +10,7 @@ pages="mshare-run.1 libmshare-preload.7"
 
 if ! command -v groff >/dev/null; then
 	for p in $pages; do skip "$p: groff is not installed"; done
-	finish
+	ktap_finish
 	exit
 fi
 for p in $pages; do
@@ -26,4 +26,4 @@ opts=$(grep -o '{ "[a-z-]*", [a-z_]*_argument' "$src/run.c" | sed 's/{ "\([a-z-]
 text=$(sed 's/\\-/-/g' "$docs/mshare-run.1")
 check "mshare-run(1) describes every option: $(echo $opts)" \
 	eval 'for o in $opts; do grep -q -- "--$o" <<<"$text" || exit 1; done'
-finish
+ktap_finish

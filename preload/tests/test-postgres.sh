@@ -20,7 +20,7 @@ pgbin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 if [ "$(id -u)" != 0 ] || [ ! -x "$pgbin/initdb" ] || ! command -v pgbench >/dev/null ||
 	! id postgres >/dev/null 2>&1; then
 	skip "PostgreSQL under mshare-run: needs root, postgresql-NN, pgbench and a user postgres"
-	finish
+	ktap_finish
 	exit
 fi
 
@@ -111,4 +111,4 @@ check "... pgbench runs on it" bench 2
 stop
 check "... and the segment is removed when the server stops" eval '! ipcs -m | awk "{ print \$2 }" | grep -qx "$shmid"'
 
-finish
+ktap_finish

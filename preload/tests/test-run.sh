@@ -112,4 +112,4 @@ check "the command's exit status is mshare-run's" status 7
 run R "$mrun" --min-size 16M "$b/tests/preload-probe" map 32M share unmap
 check "a program under mshare-run gets its shared memory (plain here), said once" \
 	eval 'status 0 && has "$out" "share: ok" && [ "$(lines "$err" mshare-preload:)" = 1 ] && has "$err" "mmap of 33554432 bytes"'
-finish
+ktap_finish

@@ -4,7 +4,7 @@
 # by an empty one, else the hook would run twice), and without the device
 # there is no hook.
 . "$(dirname "$0")/lib.sh"
-echo "1..3"
+ktap_plan "3"
 fresh
 make_rootfs
 mkdir -p /etc/cdi /tmp/no-hooks

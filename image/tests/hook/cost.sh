@@ -5,7 +5,7 @@
 # median of 7 runs each. The figures are TCG emulation times.
 . "$(dirname "$0")/lib.sh"
 N=7
-echo "1..3"
+ktap_plan "3"
 fresh
 bare=$(bundle bare '{}' /bin/true)
 jq 'del(.hooks)' "$bare/config.json" >"$bare/c.json" && mv "$bare/c.json" "$bare/config.json"

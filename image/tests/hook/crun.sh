@@ -6,7 +6,7 @@
 # map or unmap inside a region, cannot reach the daemon's main socket, and
 # is unregistered when it stops.
 . "$(dirname "$0")/lib.sh"
-echo "1..17"
+ktap_plan "17"
 fresh
 
 check "the hook is installed ($HOOK --version)" "$HOOK" --version

@@ -5,7 +5,7 @@
 # crun's error output and in the journal; continued, the daemon serves the
 # next container.
 . "$(dirname "$0")/lib.sh"
-echo "1..8"
+ktap_plan "8"
 fresh
 E='"run.oci.hooks.stderr": "/dev/stderr", "io.mshare.test": "trusted"'
 

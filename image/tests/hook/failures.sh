@@ -5,7 +5,7 @@
 # refused (daemon.sh: the daemon not running or not answering). No
 # container is left behind and nothing stays registered.
 . "$(dirname "$0")/lib.sh"
-echo "1..15"
+ktap_plan "15"
 fresh
 
 E='"run.oci.hooks.stderr": "/dev/stderr", "io.mshare.test": "trusted"'

@@ -3,7 +3,7 @@
 # other gets it through its own channel, and
 # the installed example config.json for plain crun works as it is.
 . "$(dirname "$0")/lib.sh"
-echo "1..5"
+ktap_plan "5"
 fresh
 ann='{"io.mshare.regions": "pool:rw,catalog", "io.mshare.test": "trusted", "run.oci.hooks.stderr": "/dev/stderr"}'
 line() { sed -n "s/^$1: //p" <<<"$out"; }

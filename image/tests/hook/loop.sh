@@ -16,7 +16,7 @@ ann='{"io.mshare.regions": "pool:rw,catalog", "io.mshare.test": "trusted"}'
 
 case $1 in
 begin)
-	echo "1..1"
+	ktap_plan "1"
 	fresh
 	b=$(bundle loop "$ann" /bin/hook-probe get pool)
 	# The daemon's first containers, two at once as in the loop, before the
@@ -36,7 +36,7 @@ begin)
 	;;
 run)
 	. "$STATE"
-	echo "1..1"
+	ktap_plan "1"
 	# Two at a time: a container start is a chain of processes (crun, the
 	# hook, the workload) that keeps about one vCPU busy; two chains keep
 	# both busy, and the daemon serves registrations that overlap.
@@ -67,7 +67,7 @@ run)
 	;;
 end)
 	. "$STATE"
-	echo "1..9"
+	ktap_plan "9"
 	fds0=$fds rss0=$rss
 	if [ "$n" = "$2" ] && [ "$(main_pid)" = "$pid" ]; then
 		ok "$n containers ran two at a time, the same daemon (pid $pid) served them all ($((ms / n)) ms of wall time per container)"

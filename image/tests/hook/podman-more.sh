@@ -6,7 +6,7 @@
 # by podman rm, and a request beyond its grant fails `podman run` with the
 # daemon's reason.
 . "$(dirname "$0")/lib.sh"
-echo "1..5"
+ktap_plan "5"
 fresh
 make_rootfs
 timeout 300 podman run -d --name web-1 --network none \

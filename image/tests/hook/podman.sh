@@ -7,7 +7,7 @@
 # container (no longer served: ECONNREFUSED; the hook replaces it for the
 # next container that asks).
 . "$(dirname "$0")/lib.sh"
-echo "1..4"
+ktap_plan "4"
 fresh
 make_rootfs
 prun -- --annotation io.mshare.regions=pool:rw --annotation io.mshare.test=trusted -- \

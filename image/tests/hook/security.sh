@@ -6,7 +6,7 @@
 # root or a read-only bind mount is made read-only by crun only after the
 # createRuntime hooks, so the hook itself must not write there.
 . "$(dirname "$0")/lib.sh"
-echo "1..13"
+ktap_plan "13"
 fresh
 make_rootfs
 ann='{"io.mshare.regions": "pool:rw", "io.mshare.test": "trusted", "run.oci.hooks.stderr": "/dev/stderr"}'

@@ -5,7 +5,7 @@
 # faults and 128 KiB of page tables). Faults are counted inside the
 # container, by region-probe.
 . "$(dirname "$0")/lib.sh"
-echo "1..5"
+ktap_plan "5"
 fresh
 ann='{"io.mshare.regions": "pool:rw", "io.mshare.test": "trusted"}'
 b=$(bundle writer "$ann" /bin/hook-probe get pool /bin/region-probe --bytes=$POOL write 21)

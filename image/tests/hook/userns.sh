@@ -5,7 +5,7 @@
 # user namespace takes no file from an id it does not map, not even from
 # the host's root), and the container gets its region.
 . "$(dirname "$0")/lib.sh"
-echo "1..6"
+ktap_plan "6"
 fresh
 
 ann='{"io.mshare.regions": "pool:rw,catalog", "io.mshare.test": "trusted", "run.oci.hooks.stderr": "/dev/stderr"}'

@@ -4,7 +4,7 @@
 # read-write request under a read-only grant, and an unknown region are
 # refused with the daemon's reason; a read-only descriptor cannot write.
 . "$(dirname "$0")/lib.sh"
-echo "1..10"
+ktap_plan "10"
 fresh_owner || echo "# systemctl start $UNIT failed"
 B=--bytes=$((64 * MiB))
 

@@ -4,7 +4,7 @@
 # is replaced, an unchanged one is untouched, and a broken configuration is
 # refused with the reason while everything stays as it was.
 . "$(dirname "$0")/lib.sh"
-echo "1..11"
+ktap_plan "11"
 fresh_owner || echo "# systemctl start $UNIT failed"
 B=--bytes=$((64 * MiB))
 probe pool $B write 21 >/dev/null || echo "# writing pool failed"

@@ -174,7 +174,7 @@ stats() {
 
 case $1 in
 begin)
-	echo "1..4"
+	ktap_plan "4"
 	for id in $(crun list -q 2>/dev/null); do crun delete -f "$id" >/dev/null 2>&1; done
 	cp "$BIN" /run/mshare-owner.orig
 	fresh_owner || echo "# systemctl start $UNIT failed"
@@ -224,7 +224,7 @@ EOF
 	;;
 cycles)
 	. "$STATE"
-	echo "1..$(($2 * 2))"
+	ktap_plan "$(($2 * 2))"
 	for c in $(seq $((n + 1)) $((n + $2))); do
 		case $((c % 3)) in
 		1) kind=restart ;;
@@ -291,7 +291,7 @@ cycles)
 	;;
 end)
 	. "$STATE"
-	echo "1..5"
+	ktap_plan "5"
 	fds1=$(owner_fds) rss1=$(owner_rss) sc=$(store_count)
 	echo "# daemon pid $pid0 at the start: $fds0 descriptors, VmRSS $rss0 kB; pid $(main_pid) after $n cycles: $fds1 descriptors, VmRSS $rss1 kB; fd store: ${sc:-not shown}"
 	if [ "$fds1" = "$fds0" ] && [ "$rss1" -le $((rss0 + 512)) ] && { [ -z "$sc" ] || [ "$sc" = 8 ]; }; then
@@ -328,7 +328,7 @@ end)
 	;;
 cost)
 	. "$STATE"
-	echo "1..1"
+	ktap_plan "1"
 	# What a restart costs, against a cold start creating and populating
 	# the same regions and one of $2 (the store emptied by systemctl
 	# stop), with nothing else running.
@@ -384,7 +384,7 @@ CONF
 	mshare-ctl reload >/dev/null || echo "# the reload without big failed"
 	;;
 changes)
-	echo "1..9"
+	ktap_plan "9"
 	for id in $(crun list -q 2>/dev/null); do crun delete -f "$id" >/dev/null 2>&1; done
 	fresh_owner || echo "# systemctl start $UNIT failed"
 	cat >"$CONF_DIR/changes.conf" <<'CONF'
@@ -470,7 +470,7 @@ CONF
 	check "pool is served" served
 	;;
 crashes)
-	echo "1..8"
+	ktap_plan "8"
 	. "$STATE" 2>/dev/null
 	for id in $(crun list -q 2>/dev/null); do crun delete -f "$id" >/dev/null 2>&1; done
 	fresh_owner || echo "# systemctl start $UNIT failed"

@@ -3,7 +3,7 @@
 # when it is ready, mshare-ctl shows what is configured, and a populated
 # region's memory is charged to the service's cgroup.
 . "$(dirname "$0")/lib.sh"
-echo "1..8"
+ktap_plan "8"
 
 write_config
 check "mshare-owner --check-config accepts the example and the test configuration" \

@@ -3,7 +3,7 @@
 # says: a client still reading one gets SIGSEGV, and the region started
 # again is a new one.
 . "$(dirname "$0")/lib.sh"
-echo "1..4"
+ktap_plan "4"
 fresh_owner || echo "# systemctl start $UNIT failed"
 B=--bytes=$((64 * MiB))
 probe pool $B write 31 >/dev/null || echo "# writing pool failed"

@@ -119,7 +119,7 @@ point() {
 	fi
 }
 
-fresh_cluster $N || { not_ok "initdb"; echo "1..$tap_n"; exit 1; }
+fresh_cluster $N || { not_ok "initdb"; ktap_finish; exit 1; }
 progress "cluster ready; shared_buffers $buffers MiB, clients $clients, mshare alone $more, ways $ways"
 first=1
 for way in ${ways//,/ }; do
@@ -144,7 +144,7 @@ for way in ${ways//,/ }; do
 	if [ $first = 1 ]; then
 		if ! { pg pgbench -i -q -s 1 -h "$sock" -U postgres postgres && make_tables; } >/dev/null 2>&1; then
 			not_ok "making the tables"
-			echo "1..$tap_n"
+			ktap_finish
 			exit 1
 		fi
 		first=0
@@ -160,4 +160,4 @@ for way in ${ways//,/ }; do
 	[ "$way" != huge ] || echo 0 >/proc/sys/vm/nr_hugepages
 done
 record '{"type":"end","scenario":"postgres","complete":true}'
-echo "1..$tap_n"
+ktap_finish

@@ -7,7 +7,7 @@
 . "$(dirname "$0")/lib.sh"
 N=host
 # pgbench_runs: 1 + 3 client counts x 2 mixes x (pgbench, pg_amcheck)
-echo "1..$((1 + 3 * 2 * 2 + 11))"
+ktap_plan "$((1 + 3 * 2 * 2 + 11))"
 
 start() {
 	pg mshare-run --strict -- "$PGBIN/pg_ctl" -D "$PGROOT/$N/data" -w -t 300 \

@@ -4,7 +4,7 @@
 . "$(dirname "$0")/lib.sh"
 N=plain
 # pgbench_runs: 1 + 3 client counts x 2 mixes x (pgbench, pg_amcheck)
-echo "1..$((1 + 3 * 2 * 2 + 3))"
+ktap_plan "$((1 + 3 * 2 * 2 + 3))"
 fresh_cluster $N || echo "# initdb failed"
 if pg "$PGBIN/pg_ctl" -D "$PGROOT/$N/data" -w -t 300 -l "$PGROOT/$N/log" \
 	-o "$SETTINGS -c unix_socket_directories=$PGROOT/$N/sock" start >/dev/null 2>&1 && ready $N; then

@@ -1,7 +1,7 @@
 #!/bin/sh
 # Pure cgroup v2 (no v1 hierarchy) with the memory controller.
 . "$(dirname "$0")/tap.sh"
-echo "1..5"
+ktap_plan "5"
 check "/sys/fs/cgroup is cgroup2" sh -c '[ "$(stat -f -c %T /sys/fs/cgroup)" = cgroup2fs ]'
 check "no cgroup v1 hierarchy is mounted" sh -c '! grep -q " cgroup " /proc/mounts'
 check "memory controller available" grep -qw memory /sys/fs/cgroup/cgroup.controllers

@@ -2,7 +2,7 @@
 # crun runs a container from an OCI bundle whose root is a static busybox,
 # with the cgroupfs and the systemd cgroup managers; podman is installed.
 . "$(dirname "$0")/tap.sh"
-echo "1..6"
+ktap_plan "6"
 check "crun is installed" crun --version
 bundle=$(mktemp -d /tmp/crun-smoke.XXXXXX)
 trap 'rm -rf "$bundle"' EXIT

@@ -1,7 +1,7 @@
 #!/bin/sh
 # systemd is PID 1 and the boot finished with every unit healthy.
 . "$(dirname "$0")/tap.sh"
-echo "1..4"
+ktap_plan "4"
 check "PID 1 is systemd" sh -c '[ "$(cat /proc/1/comm)" = systemd ]'
 state=$(timeout 300 systemctl is-system-running --wait 2>&1)
 if [ "$state" = running ]; then

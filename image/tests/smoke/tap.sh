@@ -1,14 +1,9 @@
-# Tiny TAP helpers for the smoke tests; sourced.
+# The helpers of the image's tests; sourced. KTAP output (ok, not_ok,
+# skip, ktap_plan, ktap_finish) is common/ktap.sh's, which image/run-tests.sh
+# puts at the top of the tests disk; the tests are one directory down.
 # shellcheck shell=sh
-tap_n=0
-ok() {
-	tap_n=$((tap_n + 1))
-	echo "ok $tap_n - $*"
-}
-not_ok() {
-	tap_n=$((tap_n + 1))
-	echo "not ok $tap_n - $*"
-}
+# shellcheck source=../../../common/ktap.sh
+. "$(dirname "$0")/../ktap.sh"
 # check DESCRIPTION COMMAND...: ok if the command succeeds; its output is
 # shown either way, as TAP comments.
 check() {

@@ -6,11 +6,11 @@
 files=$(find /usr/bin /usr/sbin /usr/lib/x86_64-linux-gnu -maxdepth 1 -name '*mshare*' -type f 2>/dev/null)
 units=$(cd /usr/lib/systemd/system && ls mshare-owner.* 2>/dev/null)
 if [ -z "$files" ] && [ -z "$units" ]; then
-	echo "1..1"
+	ktap_plan "1"
 	ok "our userspace # SKIP not installed in this image"
 	exit 0
 fi
-echo "1..2"
+ktap_plan "2"
 missing=
 for f in $files; do
 	head -c4 "$f" | grep -q ELF || continue
