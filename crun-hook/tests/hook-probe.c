@@ -17,7 +17,8 @@
  *       connects a SOCK_SEQPACKET socket to PATH; prints "connected" or
  *       "error ENAME" (status 0 or 1).
  *   hook-probe list
- *       the regions the channel lists, by name, on one line.
+ *       the regions the channel lists, by name, on one line; or
+ *       "error ENAME" (status 1).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -28,12 +29,13 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <jansson.h>
 #include <mshare.h>
 
 #include "mshare-common/errno-name.h"
 #include "mshare-common/fd-pass.h"
 #include "mshare-common/macro.h"
+#include "mshare-common/protocol.h"
+#include "mshare-common/strv.h"
 
 static int usage(void)
 {
@@ -117,54 +119,85 @@ static int cmd_connect(const char *path)
 static int connect_channel(const char *path)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
-	int fd;
+	_cleanup_close_ int fd = -1;
 
 	if (strlen(path) >= sizeof(sa.sun_path))
 		return -ENAMETOOLONG;
 	strcpy(sa.sun_path, path);
 	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-		int r = -errno;
-
-		if (fd >= 0)
-			close(fd);
-		return r;
-	}
-	return fd;
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return -errno;
+	return TAKE_FD(fd);
 }
 
-/* A list request, as docs/protocol.md spells it, and its reply's names. */
+/*
+ * One page of the list, from start: the names go to *names, the start of
+ * the next page to *ret_next (0: this was the last). The request and the
+ * reply are the protocol library's, as the daemon's and mshare_request()'s
+ * are: this probe must not be a copy of the protocol of its own.
+ */
+static int list_page(int fd, uint32_t start, char ***names, uint32_t *ret_next)
+{
+	const struct proto_request req = { .op = PROTO_OP_LIST, .start = start };
+	_cleanup_(proto_reply_done) struct proto_reply reply = {};
+	_cleanup_free_ char *text = NULL, *error = NULL, *buf = NULL;
+	size_t len, n_fds;
+	ssize_t n;
+	int k;
+
+	k = proto_request_encode(&req, &text, &len);
+	if (k < 0)
+		return k;
+	k = send_fds(fd, text, len, NULL, 0, 0);
+	if (k < 0)
+		return k;
+	buf = malloc(MSHARE_PROTOCOL_MAX_MESSAGE);
+	if (!buf)
+		return -ENOMEM;
+	n = recv_fds(fd, buf, MSHARE_PROTOCOL_MAX_MESSAGE, NULL, 0, &n_fds, 0);
+	if (n <= 0)
+		return n < 0 ? (int)n : -ECONNRESET;
+	/* A reply the library cannot read is a protocol error, as
+	 * mshare_request() has it. */
+	if ((size_t)n > MSHARE_PROTOCOL_MAX_MESSAGE ||
+	    proto_reply_decode(PROTO_OP_LIST, buf, (size_t)n, &reply, &error) < 0)
+		return -EPROTO;
+	if (reply.error)
+		return -reply.error;
+	for (size_t i = 0; i < reply.list.n_regions; i++) {
+		k = strv_extend(names, reply.list.regions[i].name);
+		if (k < 0)
+			return k;
+	}
+	*ret_next = reply.list.has_next ? reply.list.next : 0;
+	return 0;
+}
+
+/* The regions the channel lists, every page of them. */
 static int cmd_list(void)
 {
-	static const char req[] = "{\"version\":1,\"op\":\"list\"}";
-	static char buf[64 * 1024];
-	const char *path = getenv("MSHARE_SOCKET"), *status;
-	json_t *reply = NULL, *r;
-	size_t i, n_fds;
-	ssize_t n;
-	int fd, k;
+	const char *path = getenv("MSHARE_SOCKET");
+	_cleanup_strv_free_ char **names = NULL;
+	_cleanup_close_ int fd = -1;
+	uint32_t start = 0, next = 0;
+	int k;
 
-	fd = connect_channel(path && *path ? path : MSHARE_REQUEST_SOCKET);
-	if (fd < 0) {
-		printf("error %s\n", errno_to_name(-fd));
+	k = fd = connect_channel(path && *path ? path : MSHARE_REQUEST_SOCKET);
+	while (k >= 0) {
+		k = list_page(fd, start, &names, &next);
+		/* Pages only go forward (a daemon that says otherwise would
+		 * keep the probe here); 0 is the end. */
+		if (next <= start)
+			break;
+		start = next;
+	}
+	if (k < 0) {
+		printf("error %s\n", errno_to_name(-k));
 		return 1;
 	}
-	k = send_fds(fd, req, strlen(req), NULL, 0, 0);
-	n = k < 0 ? k : recv_fds(fd, buf, sizeof(buf), NULL, 0, &n_fds, 0);
-	close(fd);
-	if (n > 0 && (size_t)n <= sizeof(buf))
-		reply = json_loadb(buf, (size_t)n, 0, NULL);
-	status = json_string_value(json_object_get(reply, "status"));
-	if (!status || strcmp(status, "ok") != 0) {
-		printf("error %s\n", n < 0 ? errno_to_name((int)-n) :
-		       status ? strna(json_string_value(json_object_get(reply, "errno"))) : "EPROTO");
-		json_decref(reply);
-		return 1;
-	}
-	json_array_foreach(json_object_get(reply, "regions"), i, r)
-		printf("%s%s", i ? " " : "", json_string_value(json_object_get(r, "name")));
+	for (size_t i = 0; names && names[i]; i++)
+		printf("%s%s", i ? " " : "", names[i]);
 	printf("\n");
-	json_decref(reply);
 	return 0;
 }
 

@@ -15,9 +15,9 @@
 
 #include "backing.h"
 #include "mshare-common/log.h"
+#include "mshare-common/procstat.h"
 #include "mshare-common/size.h"
 #include "pool.h"
-#include "procstat.h"
 #include "util.h"
 
 #define EXIT_USAGE 2

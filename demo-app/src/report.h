@@ -10,8 +10,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "mshare-common/procstat.h"
 #include "pool.h"
-#include "procstat.h"
 #include "workload.h"
 
 struct worker_report {

@@ -41,11 +41,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "mshare-common/errno-name.h"
+#include "mshare-common/procstat.h"
 #include "mshare.h"
 
 struct probe {
@@ -55,44 +55,15 @@ struct probe {
 	uint64_t seed;
 };
 
-struct cost {
-	long faults;
-	long pte_kb;
-};
-
-static long vm_pte_kb(void)
+/* What mapping and walking the region cost since before (sampled first),
+ * as the tests compare it with what plain shared memory costs. */
+static void cost_print(const struct proc_sample *before, const struct probe *p)
 {
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "re");
+	struct proc_sample now;
 
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPTE: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-static long minor_faults(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
-}
-
-static void cost_start(struct cost *c)
-{
-	c->pte_kb = vm_pte_kb();
-	c->faults = minor_faults();
-}
-
-static void cost_print(const struct cost *c, const struct probe *p)
-{
-	printf("faults=%ld pte_kb=%ld pages=%zu\n", minor_faults() - c->faults,
-	       vm_pte_kb() - c->pte_kb, p->bytes / (size_t)p->page);
+	proc_sample(&now);
+	printf("faults=%" PRIu64 " pte_kb=%" PRId64 " pages=%zu\n", now.minflt - before->minflt,
+	       now.vmpte_kb - before->vmpte_kb, p->bytes / (size_t)p->page);
 }
 
 static uint64_t page_value(const struct probe *p, size_t i)
@@ -134,10 +105,10 @@ static size_t check_pages(volatile uint64_t *base, const struct probe *p)
 
 static int cmd_write(const struct probe *p)
 {
-	struct cost c;
+	struct proc_sample c;
 	volatile uint64_t *base;
 
-	cost_start(&c);
+	proc_sample(&c);
 	base = map_region(p, 0);
 	if (!base)
 		return 1;
@@ -149,11 +120,11 @@ static int cmd_write(const struct probe *p)
 
 static int cmd_verify(const struct probe *p)
 {
-	struct cost c;
+	struct proc_sample c;
 	volatile uint64_t *base;
 	size_t bad;
 
-	cost_start(&c);
+	proc_sample(&c);
 	base = map_region(p, MSHARE_ATTACH_RDONLY);
 	if (!base)
 		return 1;
@@ -166,12 +137,12 @@ static int cmd_verify(const struct probe *p)
 
 static int cmd_readonly(const struct probe *p)
 {
-	struct cost c;
+	struct proc_sample c;
 	volatile uint64_t *base;
 	int status;
 	pid_t pid;
 
-	cost_start(&c);
+	proc_sample(&c);
 	if (mshare_attach(p->fd, 0, 0, NULL, 0) != MAP_FAILED) {
 		fprintf(stderr, "region-probe: a read-write window of a read-only descriptor was allowed\n");
 		return 1;

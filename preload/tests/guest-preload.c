@@ -34,13 +34,13 @@
 #include <string.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/shm.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <mshare.h>
 
+#include "mshare-common/procstat.h"
 #include "mshare-common/tap.h"
 
 #define PAGE 4096UL
@@ -55,29 +55,6 @@ struct report {
 	long pte_kb;
 	size_t bad;	/* pages without the first child's pattern */
 };
-
-static long vmpte_kb(void)
-{
-	char line[256];
-	long kb = -1;
-	FILE *f = fopen("/proc/self/status", "re");
-
-	if (!f)
-		return -1;
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPTE: %ld kB", &kb) == 1)
-			break;
-	fclose(f);
-	return kb;
-}
-
-static long minflt(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
-}
 
 /* The one region descriptor of this process (-1 if none or several). */
 static int region_fd(struct mshare_fdinfo *info)
@@ -118,10 +95,9 @@ static uint64_t vma_size(const void *addr)
 static void child(char *map, size_t len, int index, int fd)
 {
 	struct report r = { .index = index };
-	long f0, p0;
+	struct proc_sample before, after;
 
-	p0 = vmpte_kb();
-	f0 = minflt();
+	proc_sample(&before);
 	for (size_t off = 0; off < len; off += PAGE) {
 		uint64_t *w = (uint64_t *)(map + off);
 
@@ -132,8 +108,9 @@ static void child(char *map, size_t len, int index, int fd)
 	}
 	if (index > 0)
 		((uint64_t *)(map + (size_t)index * PAGE))[1] = MAGIC + (uint64_t)index;
-	r.faults = minflt() - f0;
-	r.pte_kb = vmpte_kb() - p0;
+	proc_sample(&after);
+	r.faults = (long)(after.minflt - before.minflt);
+	r.pte_kb = (long)(after.vmpte_kb - before.vmpte_kb);
 	if (write(fd, &r, sizeof(r)) != sizeof(r))
 		_exit(2);
 	_exit(0);

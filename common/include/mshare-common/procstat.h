@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* What this process costs: its page tables, its page faults, its age. */
+/*
+ * What this process costs: its page tables, its page faults, its age. The
+ * one reading of them for demo-app's programs and the in-guest probes
+ * (mshare-helper's region-probe, preload's guest-preload), whose numbers
+ * the tests compare.
+ */
 
 #include <stdint.h>
 

@@ -3,7 +3,7 @@
 #include <sys/resource.h>
 
 #include "mshare-common/macro.h"
-#include "procstat.h"
+#include "mshare-common/procstat.h"
 
 int64_t proc_vmpte_kb(void)
 {
