@@ -3,8 +3,9 @@
 
 /*
  * Medians, maxima and sums of one member over the workers' JSON lines, as
- * bench's aggregate.jq made them: members that are not numbers are left
- * out, and a list with no numbers gives NAN (null in the record).
+ * jq computes them (the host's tables compare runs made either way):
+ * members that are not numbers are left out, and a list with no numbers
+ * gives NAN (null in the record).
  */
 
 #include <jansson.h>
