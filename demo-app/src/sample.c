@@ -6,7 +6,8 @@
 #include "procstat.h"
 #include "sample.h"
 
-static json_t *kb(int64_t v)
+/* proc_fields()'s -1 for a missing key is null. */
+static json_t *num_or_null(int64_t v)
 {
 	return v < 0 ? json_null() : json_integer(v);
 }
@@ -77,9 +78,9 @@ int sample_take(const struct sample_source *src, json_t **ret)
 		return r;
 	if (src->owner_stat && proc_field(src->owner_stat, "pagetables", &owner) < 0)
 		owner = -1;
-	s = json_pack("{s:o, s:o, s:o, s:o, s:o, s:[]}", "pagetables_kb", kb(mem[0]),
-		      "mem_available_kb", kb(mem[1]), "shmem_kb", kb(mem[2]), "hugepages_free",
-		      kb(mem[3]), "owner_pagetables", kb(owner), "cg");
+	s = json_pack("{s:o, s:o, s:o, s:o, s:o, s:[]}", "pagetables_kb", num_or_null(mem[0]),
+		      "mem_available_kb", num_or_null(mem[1]), "shmem_kb", num_or_null(mem[2]), "hugepages_free",
+		      num_or_null(mem[3]), "owner_pagetables", num_or_null(owner), "cg");
 	if (!s)
 		return -ENOMEM;
 	cg = json_object_get(s, "cg");
