@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include <math.h>
 
 #include "bound.h"
 #include "jsonl.h"
