@@ -92,8 +92,8 @@ list=bench
 [ $mode != postgres ] || list=bench-pg
 bench_src=$REPO_DIR/demo-app/bench
 
-# stage DIR: the tests disk's extra directory: the driver, its jq program,
-# the static demo binaries (built here: the image may not have them yet),
+# stage DIR: the tests disk's extra directory: the driver, the static demo
+# binaries and demo-measure (built here: the image may not have them yet),
 # and the list with the driver's command line.
 stage() {
 	local d=$1
@@ -110,8 +110,9 @@ stage() {
 	make -s -C "$REPO_DIR/demo-app" >&2 || die "building demo-app failed (make -C demo-app)"
 	mkdir -p "$d/bench/bin"
 	install -m 0755 "$bench_src/bench-guest.sh" "$d/bench/bench-guest.sh"
-	install -m 0644 "$bench_src/aggregate.jq" "$bench_src/fifo-line.sh" "$d/bench/"
-	install -m 0755 "$REPO_DIR/demo-app/build/demo-load" "$REPO_DIR/demo-app/build/demo-worker" "$d/bench/bin/"
+	install -m 0644 "$bench_src/fifo-line.sh" "$d/bench/"
+	install -m 0755 "$REPO_DIR/demo-app/build/demo-load" "$REPO_DIR/demo-app/build/demo-worker" \
+		"$REPO_DIR/demo-app/build/demo-measure" "$d/bench/bin/"
 	{
 		echo "# The mshare benchmark (issue 6), made by scripts/bench.sh"
 		echo "bench/bench-guest.sh --mode $mode${gargs[*]:+ ${gargs[*]}}"

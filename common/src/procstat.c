@@ -5,18 +5,59 @@
 #include "mshare-common/macro.h"
 #include "mshare-common/procstat.h"
 
-int64_t proc_vmpte_kb(void)
+int proc_fields(const char *path, const char *const *keys, int64_t *values, size_t n)
 {
-	_cleanup_fclose_ FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
-	int64_t kb;
+	_cleanup_fclose_ FILE *f = fopen(path, "re");
+	char line[512];
+	size_t found = 0;
 
 	if (!f)
 		return negative_errno();
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "VmPTE: %" SCNd64 " kB", &kb) == 1)
-			return kb;
-	return -ENOENT;
+	for (size_t i = 0; i < n; i++)
+		values[i] = -1;
+	while (found < n && fgets(line, sizeof(line), f)) {
+		for (size_t i = 0; i < n; i++) {
+			size_t len = strlen(keys[i]);
+			long long v;
+			char *end;
+
+			if (values[i] >= 0 || strncmp(line, keys[i], len) != 0 ||
+			    (line[len] != ':' && line[len] != ' '))
+				continue;
+			/* "Key:   123 kB", "key 123": the first number after the key. */
+			errno = 0;
+			v = strtoll(line + len + 1, &end, 10);
+			if (errno || end == line + len + 1 || v < 0)
+				return -EBADMSG;
+			values[i] = v;
+			found++;
+			break;
+		}
+	}
+	if (ferror(f))
+		return -EIO;
+	return (int)found;
+}
+
+int proc_field(const char *path, const char *key, int64_t *ret)
+{
+	int64_t v;
+	int r = proc_fields(path, &key, &v, 1);
+
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return -ENOENT;
+	*ret = v;
+	return 0;
+}
+
+int64_t proc_vmpte_kb(void)
+{
+	int64_t kb;
+	int r = proc_field("/proc/self/status", "VmPTE", &kb);
+
+	return r < 0 ? r : kb;
 }
 
 void proc_sample(struct proc_sample *s)

@@ -11,7 +11,9 @@
 # process), waits until all of them have touched the whole pool (the ready
 # FIFO), measures the page tables (PageTables of /proc/meminfo, each
 # worker's cgroup memory.stat pagetables, the owner's cgroup), lets them run
-# together, and collects their JSON lines.
+# together, and collects their JSON lines. The numbers, the records and the
+# verdicts are demo-measure's (demo-app/src/measure.c); this script starts
+# and stops things.
 #   --mode MODE      defaults for the rest: bench (1G,4G; 1,16,64,256+; all
 #                    three backings; 10 s), quick (256M; 1,16,64; all; 5 s),
 #                    demo (256M; 16; mshare,shm; 5 s), ci (1G; 16; mshare,shm;
@@ -28,7 +30,8 @@
 #   --stall-timeout  give up a point when no worker got ready for SEC
 #                    seconds (default 900)
 #   --demo-dir DIR   demo-load and demo-worker (default /usr/libexec/mshare-demo,
-#                    else bin/ next to this script)
+#                    else bin/ next to this script); demo-measure is taken
+#                    from bin/ next to this script, else from DIR
 # Output: progress lines "[bench] ...", TAP lines (one per point, and the
 # bound checks in ci mode), and for the host (scripts/bench.sh) one line per
 # record: "MSHARE-BENCH-BEGIN {...}", "MSHARE-BENCH-POOL {...}",
@@ -54,7 +57,6 @@ OWNER_CG=/sys/fs/cgroup/system.slice/$OWNER_UNIT
 HOOK=/usr/libexec/mshare/mshare-oci-hook
 KiB=1024
 MiB=$((1024 * 1024))
-GiB=$((1024 * MiB))
 
 mode=bench
 sizes='' workers='' backings='' seconds='' launch=auto
@@ -90,6 +92,7 @@ demo) : "${sizes:=256M}" "${workers:=16}" "${backings:=mshare,shm}" "${seconds:=
 ci) : "${sizes:=1G}" "${workers:=16}" "${backings:=mshare,shm}" "${seconds:=2}" ;;
 *) echo "bench-guest.sh: unknown mode '$mode'" >&2; exit 2 ;;
 esac
+[[ $seconds =~ ^[0-9]+(\.[0-9]+)?$ ]] || { echo "bench-guest.sh: --seconds: expected seconds, such as 2 or 0.5" >&2; exit 2; }
 
 # ---- output ----
 
@@ -99,31 +102,8 @@ say() { printf '[bench] %s\n' "$*"; }
 # shellcheck source-path=SCRIPTDIR source=../../common/ktap.sh
 . "$here/../ktap.sh"
 comment() { sed 's/^/# /'; }
-# emit TYPE JSON: a record for the host, on one line.
-emit() { printf 'MSHARE-BENCH-%s %s\n' "$1" "$2"; }
 
-# ---- numbers without forks (a fork would copy the driver's page tables
-# while PageTables is being read) ----
-
-# meminfo KEY: REPLY = the kB of KEY in /proc/meminfo (empty if missing).
-meminfo() {
-	local k v _
-	REPLY=
-	while read -r k v _; do
-		if [ "$k" = "$1:" ]; then REPLY=$v; return 0; fi
-	done </proc/meminfo
-	return 0
-}
-# memstat FILE KEY: REPLY = the value of KEY in a memory.stat (empty if none).
-memstat() {
-	local k v
-	REPLY=
-	[ -r "$1" ] || return 0
-	while read -r k v; do
-		if [ "$k" = "$2" ]; then REPLY=$v; return 0; fi
-	done <"$1"
-	return 0
-}
+# Times for the progress lines and the point's record, without forks.
 now_ms() { REPLY=${EPOCHREALTIME/./}; REPLY=$((REPLY / 1000)); }
 # boot_ms: REPLY = CLOCK_BOOTTIME in ms from /proc/uptime (10 ms steps), the
 # clock of the workers' ready_boottime_ms.
@@ -134,23 +114,6 @@ boot_ms() {
 }
 # tenths MS: REPLY = MS (>= 0) in seconds with one decimal.
 tenths() { REPLY=$(($1 / 1000)).$(($1 % 1000 / 100)); }
-# json_num VALUE: VALUE if it is a number, else null.
-json_num() { if [[ ${1:-} =~ ^-?[0-9]+(\.[0-9]+)?$ ]]; then printf '%s' "$1"; else printf null; fi; }
-
-# to_bytes 1G / 256M / 65536K / 4096: bytes.
-to_bytes() {
-	local n=${1%[KkMmGg]} unit=${1##*[0-9]}
-	[[ $n =~ ^[0-9]+$ ]] || { echo "bench-guest.sh: bad size '$1'" >&2; exit 2; }
-	case $unit in
-	'') echo "$n" ;;
-	[Kk]) echo $((n * KiB)) ;;
-	[Mm]) echo $((n * MiB)) ;;
-	[Gg]) echo $((n * GiB)) ;;
-	esac
-}
-size_label() {
-	if [ $(($1 % GiB)) = 0 ]; then echo "$(($1 / GiB))G"; else echo "$(($1 / MiB))M"; fi
-}
 
 # ---- the environment ----
 
@@ -164,7 +127,10 @@ if [ -z "$demo_dir" ]; then
 fi
 LOAD=$demo_dir/demo-load
 WORKER=$demo_dir/demo-worker
-for p in "$LOAD" "$WORKER"; do
+# demo-measure goes with this script's version of the records.
+MEASURE=$here/bin/demo-measure
+[ -x "$MEASURE" ] || MEASURE=$demo_dir/demo-measure
+for p in "$LOAD" "$WORKER" "$MEASURE"; do
 	[ -x "$p" ] || { echo "bench-guest.sh: $p missing (make -C demo-app install, or scripts/bench.sh)" >&2; exit 2; }
 done
 
@@ -201,17 +167,12 @@ for b in ${backings//,/ }; do
 	esac
 done
 
-meminfo MemTotal
-mem_total=$REPLY
-reserve=${BENCH_RESERVE_KB:-$((mem_total / 20 > 262144 ? mem_total / 20 : 262144))}
-ncpu=$(nproc)
-
 # ---- cleanup ----
 
 owner_was_active=0
 systemctl -q is-active "$OWNER_UNIT" 2>/dev/null && owner_was_active=1
 hugepages_orig=$(cat /proc/sys/vm/nr_hugepages)
-PIDS=() IDS=()
+PIDS=()
 finished=0
 
 kill_workers() {
@@ -241,7 +202,7 @@ kill_workers() {
 			if [ -d "$cg" ]; then rmdir "$cg" 2>/dev/null || true; fi
 		done
 	fi
-	PIDS=() IDS=()
+	PIDS=()
 }
 cleanup() {
 	local rc=$?
@@ -255,10 +216,9 @@ cleanup() {
 		[ $owner_was_active = 0 ] || systemctl start "$OWNER_UNIT" 2>/dev/null || true
 	fi
 	[ $cgroups = 0 ] || rmdir "$CG_ROOT" 2>/dev/null || true
-	rm -rf "$WORK/points" "$WORK/bundles"
+	rm -rf "$WORK/points" "$WORK/bundles" "$WORK/results"
 	if [ $finished = 0 ]; then
-		emit END "$(jq -n -c --argjson tap "$ktap_n" --argjson failed "$ktap_failed" --argjson rc "$rc" \
-			'{type: "end", complete: false, tap: $tap, tap_failed: $failed, status: $rc}')"
+		"$MEASURE" record end complete:=false tap:="$ktap_n" tap_failed:="$ktap_failed" status:="$rc" || true
 		say "interrupted (status $rc): the run did not complete"
 	fi
 }
@@ -266,7 +226,7 @@ trap cleanup EXIT
 trap 'exit 143' TERM
 trap 'exit 130' INT
 
-mkdir -p "$WORK/points" "$WORK/bundles"
+mkdir -p "$WORK/points" "$WORK/bundles" "$WORK/results"
 if [ $cgroups = 1 ]; then
 	mkdir -p "$CG_ROOT"
 	grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
@@ -320,13 +280,13 @@ container_template() {
 
 # ---- pools ----
 
-# setup_pool BACKING BYTES: makes and loads the pool; sets SPEC_HOST (the
+# setup_pool BACKING BYTES SIZE: makes and loads the pool; sets SPEC_HOST (the
 # worker's --backing as a process), SPEC_CT (in a container), POOL_DIR
 # (the directory bound to /pool, or empty). On failure returns 1 with
 # SETUP_REASON.
 SETUP_REASON='' SPEC_HOST='' SPEC_CT='' POOL_DIR=''
 setup_pool() {
-	local backing=$1 bytes=$2 out state need got
+	local backing=$1 bytes=$2 size=$3 out state need got free
 	SETUP_REASON='' POOL_DIR=''
 	case $backing in
 	mshare)
@@ -384,16 +344,15 @@ setup_pool() {
 		fi
 		;;
 	hugetlb)
-		meminfo Hugepagesize
-		need=$((bytes / KiB / REPLY))
+		need=$((bytes / KiB / $("$MEASURE" meminfo Hugepagesize)))
 		got=$hugepages_orig
 		if [ "$got" -lt "$need" ]; then
 			echo "$need" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
 			got=$(cat /proc/sys/vm/nr_hugepages)
 		fi
-		meminfo HugePages_Free
-		if [ "$REPLY" -lt "$need" ]; then
-			SETUP_REASON="reserving $need huge pages for the pool failed: nr_hugepages is $got, $REPLY free"
+		free=$("$MEASURE" meminfo HugePages_Free)
+		if [ "$free" -lt "$need" ]; then
+			SETUP_REASON="reserving $need huge pages for the pool failed: nr_hugepages is $got, $free free"
 			echo "$hugepages_orig" >/proc/sys/vm/nr_hugepages 2>/dev/null || true
 			return 1
 		fi
@@ -409,12 +368,8 @@ setup_pool() {
 		fi
 		;;
 	esac
-	local line
-	line=$(grep '^{' <<<"$out" | tail -n 1)
-	emit POOL "$(jq -c --arg b "$backing" --argjson bytes "$bytes" \
-		'{type: "pool", backing: $b, pool_bytes: $bytes, load: .}' <<<"${line:-null}" 2>/dev/null ||
-		echo "{\"type\":\"pool\",\"backing\":\"$backing\",\"pool_bytes\":$bytes,\"load\":null}")"
-	say "$backing $(size_label "$bytes"): pool loaded ($(jq -r '"\(.records) records in \(.load_ms / 1000 * 10 | round / 10) s"' <<<"${line:-null}" 2>/dev/null || echo '?'))"
+	# The POOL record and the progress line, from demo-load's JSON line.
+	"$MEASURE" pool "$backing" "$bytes" "$size" <<<"$out"
 	return 0
 }
 
@@ -430,43 +385,7 @@ teardown_pool() {
 	esac
 }
 
-# ---- memory estimate ----
-
-# fits BACKING BYTES N LAUNCH: whether N workers are expected to fit in
-# memory now; FIT_REASON says why not.
-FIT_REASON=
-fits() {
-	local backing=$1 bytes=$2 n=$3 launch=$4 pt over need avail
-	case $backing in
-	shm) pt=$((bytes / KiB / 512)) ;;                  # 8 bytes of PTE per 4 KiB page
-	hugetlb) pt=$((bytes * 4 / GiB + 4)) ;;            # a PMD table per GiB
-	mshare) pt=0 ;;
-	esac
-	if [ "$launch" = containers ]; then over=${BENCH_OVERHEAD_KB:-3072}; else over=${BENCH_OVERHEAD_KB:-1024}; fi
-	need=$((n * (pt + over)))
-	meminfo MemAvailable
-	avail=$((REPLY - reserve))
-	if [ "$need" -le "$avail" ]; then return 0; fi
-	FIT_REASON="would not fit: $n workers need about $((need / 1024)) MiB ($pt kB of page tables and $over kB otherwise each), MemAvailable is $((REPLY / 1024)) MiB less a reserve of $((reserve / 1024)) MiB"
-	return 1
-}
-
-# sweep BYTES: the worker counts for one pool size: --workers, and with a
-# trailing + doublings while shm is estimated to fit (MemAvailable now,
-# less the pool and the reserve).
-sweep() {
-	local bytes=$1 list=${workers%+} n last=1 per limit
-	for n in ${list//,/ }; do echo "$n"; last=$n; done
-	[[ $workers == *+ ]] || return 0
-	meminfo MemAvailable
-	per=$((bytes / KiB / 512 + ${BENCH_OVERHEAD_KB:-3072}))
-	limit=$(((REPLY - bytes / KiB - reserve) / per))
-	[ "$limit" -le "$max_workers" ] || limit=$max_workers
-	n=$((last * 2))
-	while [ "$n" -le "$limit" ]; do echo "$n"; n=$((n * 2)); done
-}
-
-# ---- one point ----
+# ---- points ----
 
 alive_count() {
 	local p st _ n=0
@@ -478,29 +397,24 @@ alive_count() {
 	REPLY=$n
 }
 
-declare -A RESULT # backing:bytes:n -> the point's JSON
 POINTS_OK=0 POINTS_FAILED=0 POINTS_SKIPPED=0
 
-# skip_point BACKING BYTES N LAUNCH REASON: a point not run (TAP skip).
+# skip_point BACKING BYTES SIZE N LAUNCH REASON: a point not run (TAP skip).
 skip_point() {
-	local label
-	label="$1 $(size_label "$2") $3 workers"
-	emit POINT "$(jq -n -c --arg mode "$mode" --arg b "$1" --argjson bytes "$2" --arg pool "$(size_label "$2")" \
-		--argjson n "$3" --arg launch "$4" --arg reason "$5" \
-		'{type: "point", mode: $mode, backing: $b, pool_bytes: $bytes, pool: $pool, workers: $n,
-		  launch: $launch, status: "skipped", reason: $reason}')"
-	say "$label: skipped: $5"
-	ok "$label # SKIP $5"
+	local label="$1 $3 $4 workers"
+	"$MEASURE" record point mode="$mode" backing="$1" pool_bytes:="$2" pool="$3" workers:="$4" \
+		launch="$5" status=skipped reason="$6"
+	say "$label: skipped: $6"
+	ok "$label # SKIP $6"
 	POINTS_SKIPPED=$((POINTS_SKIPPED + 1))
 }
 
-# run_point BACKING BYTES N LAUNCH: returns 0 if the point completed
-# without a failure; sets POINT (its JSON).
-POINT=
+# run_point BACKING BYTES SIZE N LAUNCH: returns 0 if the point completed
+# without a failure; its POINT record goes to $WORK/results/KEY.json.
 run_point() {
-	local backing=$1 bytes=$2 n=$3 launch=$4
-	local size mb label key prefix pt i id template seed status=ok reason=''
-	size=$(size_label "$bytes") mb=$((bytes / MiB))
+	local backing=$1 bytes=$2 size=$3 n=$4 launch=$5
+	local mb label key prefix pt i id template seed status=ok reason=''
+	mb=$((bytes / MiB))
 	label="$backing $size $n workers"
 	key=$backing-${mb}M-$n prefix=mb-$backing-$mb-$n
 	pt=$WORK/points/$key
@@ -514,23 +428,20 @@ run_point() {
 	fi
 	say "$label ($launch): starting"
 
-	local pt_before avail_before owner_pt_before t0 boot0 t_launched t_ready t_go t_done
+	# The system as the workers start, and once all hold the pool mapped:
+	# the same program both times, so its own page tables cancel out.
+	local sample=("$MEASURE" sample --owner-cgroup "$OWNER_CG") t0 boot0 t_launched t_ready t_go t_done
+	[ $cgroups = 0 ] || sample+=(--cgroups "$CG_ROOT" --prefix "$prefix-")
 	exec 3<>"$pt/ready"
-	meminfo MemAvailable
-	avail_before=$REPLY
-	memstat "$OWNER_CG/memory.stat" pagetables
-	owner_pt_before=$REPLY
-	meminfo PageTables
-	pt_before=$REPLY
+	"${sample[@]}" >"$pt/before.json"
 	now_ms
 	t0=$REPLY
 	boot_ms
 	boot0=$REPLY
-	PIDS=() IDS=()
+	PIDS=()
 	local launch_failed=0
 	for ((i = 1; i <= n; i++)); do
 		id=$prefix-$i seed=$((mb * 100000 + n * 10 + i))
-		IDS+=("$id")
 		if [ "$launch" = containers ]; then
 			mkdir -p "$WORK/bundles/$id"
 			local cfg=${template//@ID@/$id}
@@ -602,44 +513,16 @@ run_point() {
 		ready_n=$((ready_n + 1))
 	done
 	# A worker that died halfway through its line leaves a fragment: it goes
-	# into the file as it is, and ready.clean below drops it with anything
-	# else that does not parse.
+	# into the file as it is, and demo-measure drops it with anything else
+	# that does not parse.
 	[ -z "$FIFO_PART" ] || printf '%s\n' "$FIFO_PART" >>"$pt/ready.jsonl"
 	now_ms
 	t_ready=$REPLY
 	touch "$pt/ready.jsonl"
 
 	# Measure while every worker holds the whole pool mapped.
-	local pt_ready avail_ready owner_pt_ready shmem hp_free
-	meminfo PageTables
-	pt_ready=$REPLY
-	meminfo MemAvailable
-	avail_ready=$REPLY
-	meminfo Shmem
-	shmem=$REPLY
-	meminfo HugePages_Free
-	hp_free=$REPLY
-	memstat "$OWNER_CG/memory.stat" pagetables
-	owner_pt_ready=$REPLY
-	local cgfiles=()
-	if [ $cgroups = 1 ]; then
-		for id in "${IDS[@]}"; do [ -r "$CG_ROOT/$id/memory.stat" ] && cgfiles+=("$CG_ROOT/$id/memory.stat"); done
-	fi
-	if [ ${#cgfiles[@]} -gt 0 ]; then
-		awk '$1 == "pagetables" { n = split(FILENAME, a, "/"); printf "{\"id\":\"%s\",\"pagetables\":%s}\n", a[n - 1], $2 }' \
-			"${cgfiles[@]}" >"$pt/cg.jsonl"
-	else
-		: >"$pt/cg.jsonl"
-	fi
-	local region_pt=null region_attached=null
-	if [ "$backing" = mshare ]; then
-		local rj
-		rj=$(mshare-ctl --json list 2>/dev/null | jq -c --arg n "$REGION" '.[] | select(.name == $n)' 2>/dev/null) || rj=
-		if [ -n "$rj" ]; then
-			region_pt=$(jq 'if (.pgtables_bytes | type) == "number" then .pgtables_bytes / 1024 | floor else null end' <<<"$rj") || region_pt=null
-			region_attached=$(jq '.attached // null' <<<"$rj") || region_attached=null
-		fi
-	fi
+	"${sample[@]}" >"$pt/at-ready.json"
+	[ "$backing" != mshare ] || mshare-ctl --json list >"$pt/regions.json" 2>/dev/null || true
 
 	# Go, and wait for the run to end.
 	exec 4<>"$pt/go"
@@ -663,68 +546,21 @@ run_point() {
 	t_done=$REPLY
 	kill_workers
 
-	# What the workers said.
-	cat "$pt"/out.* 2>/dev/null | jq -c -R 'fromjson? // empty | select(type == "object")' >"$pt/done.jsonl" || : >"$pt/done.jsonl"
-	jq -c -R 'fromjson? // empty | select(type == "object")' "$pt/ready.jsonl" >"$pt/ready.clean" || : >"$pt/ready.clean"
-	local args=(--arg type point --arg mode "$mode" --arg backing "$backing" --arg launch "$launch" --arg pool "$size"
-		--argjson pool_bytes "$bytes" --argjson workers "$n" --arg mix "$mix"
-		--argjson seconds "$(json_num "$seconds")"
-		--argjson pagetables_kb_before "$(json_num "$pt_before")"
-		--argjson pagetables_kb_ready "$(json_num "$pt_ready")"
-		--argjson pagetables_added_kb "$(json_num "$((pt_ready - pt_before))")"
-		--argjson owner_pagetables_kb "$(json_num "$([ -n "$owner_pt_ready" ] && echo $((owner_pt_ready / KiB)))")"
-		--argjson owner_pagetables_added_kb "$(json_num "$([ -n "$owner_pt_ready" ] && [ -n "$owner_pt_before" ] && echo $(((owner_pt_ready - owner_pt_before) / KiB)))")"
-		--argjson region_pagetables_kb "$region_pt" --argjson region_attached "$region_attached"
-		--argjson mem_available_kb_before "$(json_num "$avail_before")"
-		--argjson mem_available_kb_ready "$(json_num "$avail_ready")"
-		--argjson shmem_kb "$(json_num "$shmem")" --argjson hugepages_free "$(json_num "$hp_free")"
-		--argjson launch_failed "$launch_failed"
-		--argjson launch_s "$(json_num "$(awk -v a="$t0" -v b="$t_launched" 'BEGIN { printf "%.2f", (b - a) / 1000 }')")"
-		--argjson all_ready_s "$(json_num "$(awk -v a="$t0" -v b="$t_ready" 'BEGIN { printf "%.2f", (b - a) / 1000 }')")"
-		--argjson run_wall_s "$(json_num "$(awk -v a="$t_go" -v b="$t_done" 'BEGIN { printf "%.2f", (b - a) / 1000 }')")"
-		--slurpfile ready "$pt/ready.clean" --slurpfile "done" "$pt/done.jsonl" --slurpfile cg "$pt/cg.jsonl")
-	POINT=$(jq -n -c "${args[@]}" -f "$here/aggregate.jq")
-
-	# The verdict.
-	local done_n errors failed_w
-	done_n=$(jq '.done' <<<"$POINT")
-	errors=$(jq '.errors // 0' <<<"$POINT")
-	failed_w=$((n - done_n))
-	if [ "$status" = ok ] && [ "$failed_w" -gt 0 ]; then
-		status=failed reason="$failed_w of $n workers gave no result ($ready_n got ready$([ "$launch_failed" = 0 ] || echo ", $launch_failed containers did not start"))"
-	fi
-	if [ "$status" = ok ] && [ "$errors" != 0 ]; then
-		status=failed reason="$errors operations found a missing or torn record"
-	fi
-	POINT=$(jq -c --arg s "$status" --arg r "$reason" '.status = $s | .reason = (if $r == "" then null else $r end)' <<<"$POINT")
-	emit POINT "$POINT"
-	emit WORKERS "$(jq -n -c --arg key "$key" --slurpfile ready "$pt/ready.clean" --slurpfile "done" "$pt/done.jsonl" \
-		--slurpfile cg "$pt/cg.jsonl" '
-		(($ready | map({key: .id, value: .})) | from_entries) as $r
-		| (($done | map({key: .id, value: .})) | from_entries) as $d
-		| (($cg | map({key: .id, value: .pagetables})) | from_entries) as $c
-		| ([$r, $d, $c | keys[]] | unique) as $ids
-		| {type: "workers", point: $key,
-		   workers: [$ids[] as $i | {id: $i,
-		     cg_pagetables_kb: (if $c[$i] == null then null else $c[$i] / 1024 | round end),
-		     ready_ms: $r[$i].start_to_ready_ms, proc_ready_ms: $r[$i].proc_start_to_ready_ms,
-		     warmup_minflt: $r[$i].warmup_minflt, vmpte_kb: (if $r[$i] == null then null else $r[$i].vmpte_kb_ready - $r[$i].vmpte_kb_start end),
-		     minflt_total: $d[$i].minflt_total, ops_per_sec: $d[$i].ops_per_sec, p99_us: $d[$i].p99_us,
-		     errors: $d[$i].errors, done: ($d[$i] != null)}]}')"
-	RESULT[$backing:$bytes:$n]=$POINT
-
-	local summary
-	summary=$(jq -r '
-		def k: if . == null then "?" else tostring end;
-		def s1: if . == null then "?" else (. * 10 | round / 10 | tostring) end;
-		def ops: if . == null then "?" elif . >= 1e6 then "\(. / 1e4 | round / 100) M" elif . >= 1e3 then "\(. / 10 | round / 100) k" else tostring end;
-		"all \(.ready) ready in \(.all_ready_s | s1) s (per worker median \(.ready_ms_median | k) ms, max \(.ready_ms_max | k) ms), PageTables +\(.pagetables_added_kb | k) kB (\(.pagetables_added_kb_per_worker | k) kB/worker), faults/worker \(.warmup_minflt_median | k), \(.ops_per_sec | ops) ops/s, p99 \(.p99_us_max | k) us, \(.errors | k) errors"' <<<"$POINT")
-	say "$label ($launch): $summary"
-	if [ "$status" = ok ]; then
+	# The POINT and WORKERS records, and the verdict: demo-measure's.
+	local rc=0 summary=''
+	"$MEASURE" point --key "$key" --before "$pt/before.json" --at-ready "$pt/at-ready.json" \
+		--ready "$pt/ready.jsonl" --done "$pt/out.*" --times "$t0,$t_launched,$t_ready,$t_go,$t_done" \
+		--regions "$pt/regions.json" --region "$REGION" --status "$status" --reason "$reason" \
+		--save "$WORK/results/$key.json" --verdict "$pt/verdict" \
+		mode="$mode" backing="$backing" launch="$launch" pool="$size" pool_bytes:="$bytes" \
+		workers:="$n" mix="$mix" seconds:="$seconds" launch_failed:="$launch_failed" || rc=$?
+	{ IFS= read -r summary && IFS= read -r reason; } <"$pt/verdict" 2>/dev/null || true
+	say "$label ($launch): ${summary:-no numbers}"
+	if [ $rc = 0 ]; then
 		ok "$label ($launch): $summary"
 		POINTS_OK=$((POINTS_OK + 1))
 	else
-		not_ok "$label ($launch): $reason"
+		not_ok "$label ($launch): ${reason:-demo-measure point failed (status $rc)}"
 		POINTS_FAILED=$((POINTS_FAILED + 1))
 		for ((i = 1; i <= n && i <= 3; i++)); do
 			[ -s "$pt/err.$i" ] || continue
@@ -732,54 +568,41 @@ run_point() {
 		done
 	fi
 	rm -rf "$pt" "$WORK/bundles"/*
-	[ "$status" = ok ]
+	[ $rc = 0 ]
 }
 
 # ---- the run ----
 
-header=$(jq -n -c --arg mode "$mode" --arg sizes "$sizes" --arg workers "$workers" --arg backings "$backings" \
-	--arg launch "$launch" --argjson seconds "$(json_num "$seconds")" --arg mix "$mix" \
-	--arg kernel "$(uname -r)" --arg version "$(uname -v)" --arg cmdline "$(cat /proc/cmdline)" \
-	--argjson cpus "$ncpu" --argjson mem_total_kb "$mem_total" --argjson reserve_kb "$reserve" \
-	--arg demo_dir "$demo_dir" --argjson hook "$have_hook" --argjson cgroups "$cgroups" \
-	--arg crun "$( (crun --version 2>/dev/null || true) | head -n 1)" \
-	--arg launch_mshare "$(launch_of mshare)" --arg launch_shm "$(launch_of shm)" --arg launch_hugetlb "$(launch_of hugetlb)" \
-	--arg thp "$(cat /sys/kernel/mm/transparent_hugepage/enabled 2>/dev/null || true)" \
-	--arg fault_around "$(cat /sys/kernel/debug/fault_around_bytes 2>/dev/null || true)" \
-	--arg hugepagesize "$(awk '$1 == "Hugepagesize:" { print $2 }' /proc/meminfo)" \
-	'{type: "begin", mode: $mode, sizes: $sizes, workers: $workers, backings: $backings, launch: $launch,
-	  launch_by_backing: {mshare: $launch_mshare, shm: $launch_shm, hugetlb: $launch_hugetlb},
-	  seconds: $seconds, mix: $mix, warmup: "read", kernel: $kernel, kernel_version: $version, cmdline: $cmdline,
-	  cpus: $cpus, mem_total_kb: $mem_total_kb, reserve_kb: $reserve_kb, demo_dir: $demo_dir,
-	  hook_installed: ($hook == 1), cgroup2: ($cgroups == 1), crun: $crun, thp: $thp,
-	  fault_around_bytes: ($fault_around | tonumber? // null), hugepagesize_kb: ($hugepagesize | tonumber? // null)}')
-emit BEGIN "$header"
-say "mode $mode: pools $sizes, workers $workers, backings $backings, ${seconds} s $mix runs; kernel $(uname -r), $ncpu CPUs, $((mem_total / 1024)) MiB"
+"$MEASURE" begin mode="$mode" sizes="$sizes" workers="$workers" backings="$backings" launch="$launch" \
+	launch_by_backing.mshare="$(launch_of mshare)" launch_by_backing.shm="$(launch_of shm)" \
+	launch_by_backing.hugetlb="$(launch_of hugetlb)" seconds:="$seconds" mix="$mix" demo_dir="$demo_dir" \
+	hook_installed:="$([ $have_hook = 1 ] && echo true || echo false)" \
+	cgroup2:="$([ $cgroups = 1 ] && echo true || echo false)" \
+	crun="$( (crun --version 2>/dev/null || true) | head -n 1)"
 for b in ${backings//,/ }; do
 	say "$b workers run as $(launch_of "$b")$([ "$b" != mshare ] || [ $have_hook = 1 ] || echo " (mshare-oci-hook is not installed)")"
 done
 [ $cgroups = 1 ] || say "no cgroup v2: no per-worker memory.stat"
 
 for s in ${sizes//,/ }; do
-	bytes=$(to_bytes "$s")
-	list=$(sweep "$bytes" | tr '\n' ' ')
-	say "pool $(size_label "$bytes"): worker counts ${list% }"
+	sz=$("$MEASURE" size "$s")
+	read -r bytes size <<<"$sz"
+	list=$("$MEASURE" sweep "$bytes" "$workers" "$max_workers")
+	say "pool $size: worker counts $list"
 	for backing in ${backings//,/ }; do
 		l=$(launch_of "$backing")
 		if [ "$backing" = mshare ] && [ "$l" = containers ] && [ $have_hook = 0 ]; then
 			for n in $list; do
-				skip_point "$backing" "$bytes" "$n" "$l" "mshare in containers needs $HOOK, which is not installed (--launch mshare=processes)"
+				skip_point "$backing" "$bytes" "$size" "$n" "$l" "mshare in containers needs $HOOK, which is not installed (--launch mshare=processes)"
 			done
 			continue
 		fi
-		if ! setup_pool "$backing" "$bytes"; then
-			say "$backing $(size_label "$bytes"): $SETUP_REASON"
+		if ! setup_pool "$backing" "$bytes" "$size"; then
+			say "$backing $size: $SETUP_REASON"
 			for n in $list; do
-				emit POINT "$(jq -n -c --arg mode "$mode" --arg b "$backing" --argjson bytes "$bytes" \
-					--arg pool "$(size_label "$bytes")" --argjson n "$n" --arg launch "$l" --arg reason "$SETUP_REASON" \
-					'{type: "point", mode: $mode, backing: $b, pool_bytes: $bytes, pool: $pool, workers: $n,
-					  launch: $launch, status: "failed", reason: ("setting up the pool: " + $reason)}')"
-				not_ok "$backing $(size_label "$bytes") $n workers: setting up the pool: $SETUP_REASON"
+				"$MEASURE" record point mode="$mode" backing="$backing" pool_bytes:="$bytes" pool="$size" \
+					workers:="$n" launch="$l" status=failed reason="setting up the pool: $SETUP_REASON"
+				not_ok "$backing $size $n workers: setting up the pool: $SETUP_REASON"
 				POINTS_FAILED=$((POINTS_FAILED + 1))
 			done
 			teardown_pool "$backing"
@@ -788,15 +611,17 @@ for s in ${sizes//,/ }; do
 		stopped=
 		for n in $list; do
 			if [ -n "$stopped" ]; then
-				skip_point "$backing" "$bytes" "$n" "$l" "$stopped"
+				skip_point "$backing" "$bytes" "$size" "$n" "$l" "$stopped"
 				continue
 			fi
-			if ! fits "$backing" "$bytes" "$n" "$l"; then
-				skip_point "$backing" "$bytes" "$n" "$l" "$FIT_REASON"
+			# Exit status 1: would not fit, and why; 2: the estimate failed.
+			fit=$("$MEASURE" fits "$backing" "$bytes" "$n" "$l") && rc=0 || rc=$?
+			if [ "$rc" != 0 ]; then
+				skip_point "$backing" "$bytes" "$size" "$n" "$l" "${fit:-the memory estimate failed}"
 				stopped="not run: $n workers did not fit before it"
 				continue
 			fi
-			run_point "$backing" "$bytes" "$n" "$l" || stopped="not run: the $n-worker point failed"
+			run_point "$backing" "$bytes" "$size" "$n" "$l" || stopped="not run: the $n-worker point failed"
 		done
 		teardown_pool "$backing"
 	done
@@ -806,40 +631,23 @@ done
 # page-table bytes at least 20 times smaller than shm's, its minor faults
 # per worker (mapping the pool) at least 100 times fewer. Counts, not times.
 if [ "$mode" = ci ]; then
-	b=$(to_bytes "${sizes%%,*}") n=${workers%%,*} n=${n%+}
-	m=${RESULT[mshare:$b:$n]:-} s=${RESULT[shm:$b:$n]:-}
-	how="workers as $(launch_of mshare) (mshare) and $(launch_of shm) (shm)"
-	bound() { # NAME FIELD FACTOR UNIT
-		local mv sv verdict
-		mv=$(jq -r --arg f "$2" '.[$f] // empty' <<<"$m")
-		sv=$(jq -r --arg f "$2" '.[$f] // empty' <<<"$s")
-		if [ -z "$mv" ] || [ -z "$sv" ]; then
-			not_ok "$1: mshare ${mv:-none} vs shm ${sv:-none}: a point has no number; the bound cannot be checked ($how)"
-			return
-		fi
-		verdict=$(awk -v m="$mv" -v s="$sv" -v f="$3" 'BEGIN {
-			if (m < 0) m = 0
-			r = (m > 0) ? sprintf("%.1f", s / m) : "inf"
-			print ((s >= f * m && s > 0) ? "ok" : "fail"), r }')
-		if [ "${verdict%% *}" = ok ]; then
-			ok "$1: mshare $mv$4 vs shm $sv$4 (ratio ${verdict#* } >= $3; $n workers, $(size_label "$b") pool, $how)"
-		else
-			not_ok "$1: mshare $mv$4 vs shm $sv$4 (ratio ${verdict#* }, expected >= $3; $n workers, $(size_label "$b") pool, $how)"
-		fi
-	}
-	if [ -n "$m" ] && [ -n "$s" ]; then
-		bound "page tables" pagetables_added_kb 20 " kB"
-		bound "minor faults per worker mapping the pool (median of the warm-up)" warmup_minflt_median 100 ""
-	else
-		not_ok "page tables: the mshare or the shm point did not run; the bound cannot be checked"
-		not_ok "minor faults per worker: the mshare or the shm point did not run; the bound cannot be checked"
-	fi
+	read -r b size <<<"$("$MEASURE" size "${sizes%%,*}")"
+	n=${workers%%,*} n=${n%+}
+	checks=()
+	mapfile -t checks < <("$MEASURE" bound --mshare "$WORK/results/mshare-$((b / MiB))M-$n.json" \
+		--shm "$WORK/results/shm-$((b / MiB))M-$n.json" \
+		--context "$n workers, $size pool, workers as $(launch_of mshare) (mshare) and $(launch_of shm) (shm)" || true)
+	[ ${#checks[@]} = 2 ] || checks=("not ok - the bound: demo-measure bound failed" "not ok - the bound: no second check")
+	for c in "${checks[@]}"; do
+		case $c in
+		"ok - "*) ok "${c#ok - }" ;;
+		*) not_ok "${c#not ok - }" ;;
+		esac
+	done
 fi
 
 ktap_finish || true
 finished=1
-emit END "$(jq -n -c --argjson ok "$POINTS_OK" --argjson failed "$POINTS_FAILED" --argjson skipped "$POINTS_SKIPPED" \
-	--argjson tap "$ktap_n" --argjson tap_failed "$ktap_failed" --argjson secs "$SECONDS" \
-	'{type: "end", complete: true, points_ok: $ok, points_failed: $failed, points_skipped: $skipped,
-	  tap: $tap, tap_failed: $tap_failed, seconds: $secs}')"
+"$MEASURE" record end complete:=true points_ok:="$POINTS_OK" points_failed:="$POINTS_FAILED" \
+	points_skipped:="$POINTS_SKIPPED" tap:="$ktap_n" tap_failed:="$ktap_failed" seconds:="$SECONDS"
 say "done in $SECONDS s: $POINTS_OK points measured, $POINTS_FAILED failed, $POINTS_SKIPPED skipped"

@@ -8,6 +8,7 @@
  * the tests compare.
  */
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct proc_sample {
@@ -17,6 +18,18 @@ struct proc_sample {
 };
 
 void proc_sample(struct proc_sample *s);
+
+/*
+ * The numbers of keys in a file of "Key: value [kB]" lines (/proc/meminfo,
+ * /proc/PID/status) or "key value" lines (a cgroup's memory.stat): values[i]
+ * gets the value of keys[i] as written (kB where the file says kB), or -1
+ * if no line has it. The number of keys found, or -errno (-EBADMSG for a
+ * key without a number).
+ */
+int proc_fields(const char *path, const char *const *keys, int64_t *values, size_t n);
+
+/* One key's value as proc_fields(): 0, -ENOENT if no line has it, or -errno. */
+int proc_field(const char *path, const char *key, int64_t *ret);
 
 /* VmPTE of /proc/self/status in kB, or -errno. */
 int64_t proc_vmpte_kb(void);
