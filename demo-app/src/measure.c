@@ -19,7 +19,7 @@
 #include "mshare-common/size.h"
 #include "mshare-common/strprintf.h"
 #include "point.h"
-#include "procstat.h"
+#include "mshare-common/procstat.h"
 #include "sample.h"
 #include "util.h"
 

@@ -3,7 +3,7 @@
 
 #include "jsonl.h"
 #include "mshare-common/strprintf.h"
-#include "procstat.h"
+#include "mshare-common/procstat.h"
 #include "sample.h"
 
 /* proc_fields()'s -1 for a missing key is null. */

@@ -14,7 +14,7 @@
 #include "mshare-common/macro.h"
 #include "mshare-common/tap.h"
 #include "point.h"
-#include "procstat.h"
+#include "mshare-common/procstat.h"
 #include "sample.h"
 #include "stats.h"
 
