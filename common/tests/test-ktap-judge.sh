@@ -2,9 +2,10 @@
 # The host's reader of test results (common/tools/ktap-judge.c, built here)
 # on serial logs made up for it: a clean run, runs that must FAIL (every
 # kind of kernel report the judge looks for, a timeout, a crash
-# before the runner, a run cut short, a missing plan, a reboot, an odd QEMU
-# exit status, nothing passed), per-subtest counts and plain KTAP documents
-# (--ktap). KTAP.
+# before the runner, a run cut short, a missing plan, more results than
+# planned, results out of order, a reboot, an odd QEMU exit status, nothing
+# passed, a NUL byte before a report), per-subtest counts (an entry the
+# guest died in included) and plain KTAP documents (--ktap). KTAP.
 # shellcheck disable=SC2016 # the checks' eval expands them
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -37,7 +38,6 @@ good() {
 	echo "[   12.5] random: crng init done"
 	echo "ok 3 kmemleak"
 	echo "mshare-init: [20.0] done"
-	echo "ok 4 not counted: after the plan"
 	echo "MSHARE-HOST: qemu-exit=${1:-1} seconds=100"
 }
 # judge FILE [ARG...]: run the judge; its output in $dir/out, status in $rc.
@@ -59,7 +59,7 @@ check() { # DESCRIPTION COMMAND...
 good | sed 's/$/\r/' >"$dir/good.log"
 judge "$dir/good.log"
 check "a clean run passes" [ $rc = 0 ]
-check "one count a subtest, deeper nesting and lines after the plan left out" last "40 passed, 0 failed"
+check "one count a subtest, deeper nesting left out" last "40 passed, 0 failed"
 check "skips counted apart, any case" has "ktap-judge: verdict=PASS passed=40 failed=0 skipped=2 splats=0 qemu-exit=1"
 
 # Every kind of kernel report fails the run, wherever it is on a line.
@@ -132,6 +132,26 @@ check "a document without a plan fails" eval '[ $rc = 1 ] && has "FAIL: no plan"
 judge "$dir/reboot.log"
 check "two documents (a reboot) fail" eval '[ $rc = 1 ] && has "2 KTAP documents"'
 
+good | sed 's/^MSHARE-HOST/ok 4 one more than planned\n&/' >"$dir/extra.log"
+judge "$dir/extra.log"
+check "a result after the plan is one too many" \
+	eval '[ $rc = 1 ] && last "41 passed, 1 failed" && has "FAIL: 4 top-level results, 3 planned"'
+
+good | sed 's/^ok 2 true$/ok 5 stray from the console/; s/^ok 3 kmemleak$/ok 2 true/' >"$dir/order.log"
+judge "$dir/order.log"
+check "a top-level result out of order fails" \
+	eval '[ $rc = 1 ] && has "FAIL: top-level result 2 is numbered 5"'
+
+good | sed 's/^    ok 7 fs.case_7$/    not ok 7 fs.case_7/; /^    ok 21 /,$!b; /^MSHARE-HOST/!d; s/qemu-exit=1/qemu-exit=124/' >"$dir/died.log"
+judge "$dir/died.log"
+check "the guest died in an entry: its nested results still count" \
+	eval '[ $rc = 1 ] && last "19 passed, 2 failed" && has "0 of 3 top-level results"'
+
+good | sed 's/^ok 2 true$/ok 2 true\x00[   13.0] BUG: KASAN: use-after-free/' >"$dir/nul.log"
+judge "$dir/nul.log"
+check "a report after a NUL byte is still found" \
+	eval '[ $rc = 1 ] && has "splats=1" && has "   | ok 2 true@[   13.0] BUG: KASAN: use-after-free"'
+
 good 3 >"$dir/status3.log"
 judge "$dir/status3.log"
 check "QEMU status 3 with nothing failed fails" eval '[ $rc = 1 ] && last "40 passed, 1 failed"'
@@ -158,10 +178,26 @@ printf 'KTAP version 1\n1..1\nok 1 BUG: a test name\n' | "$judge" --ktap - >"$di
 rc=$?
 check "--ktap looks for no kernel reports" eval '[ $rc = 0 ] && last "1 passed, 0 failed"'
 
+printf 'KTAP version 1\n1..1\nok 1 x\nnot ok 2 after the plan\n' | "$judge" --ktap - >"$dir/out"
+rc=$?
+check "--ktap reads past the plan" eval '[ $rc = 1 ] && last "1 passed, 2 failed" && has "FAIL: 2 top-level results, 1 planned"'
+printf 'KTAP version 1\n1..1\nok 1 x\nKTAP version 1\n1..1\nnot ok 1 y\n' | "$judge" --ktap - >"$dir/out"
+rc=$?
+check "--ktap fails a second document" eval '[ $rc = 1 ] && has "FAIL: 2 KTAP documents"'
+printf 'KTAP version 1\n1..0\n' | "$judge" --ktap - >"$dir/out"
+rc=$?
+check "--ktap fails an empty document" eval '[ $rc = 1 ] && last "0 passed, 1 failed" && has "FAIL: no test passed"'
+printf 'KTAP version 1\n1..1\nok 1 x # SKIP\n' | "$judge" --ktap - >"$dir/out"
+rc=$?
+check "--ktap fails a document with nothing but skips" eval '[ $rc = 1 ] && has "FAIL: no test passed"'
+
 "$judge" >"$dir/out" 2>&1
 rc=$?
 check "no log is a usage error" [ $rc = 2 ]
 "$judge" "$dir/missing.log" >"$dir/out" 2>&1
 rc=$?
 check "a log that cannot be read is an error" [ $rc = 2 ]
+"$judge" "$dir" >"$dir/out" 2>&1
+rc=$?
+check "a read that fails is an error" eval '[ $rc = 2 ] && has "ktap-judge: reading $dir: Is a directory"'
 ktap_finish

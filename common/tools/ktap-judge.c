@@ -18,14 +18,21 @@
  *    the host trailer `MSHARE-HOST: qemu-exit=N` that run-qemu.sh appends;
  *    a timeout (124/137) is never a pass,
  *  - the log holds exactly one runner document, complete (as many top-level
- *    results as its plan says), in which nothing failed and something
- *    passed,
+ *    results as its plan says, numbered 1, 2, ... in order; results after
+ *    the plan count too, so more than planned fails as well), in which
+ *    nothing failed and something passed,
  *  - and no kernel report (BUG, WARNING, KASAN, lockdep, Oops, panic, RCU
  *    stall, soft lockup, hung task, kmemleak, UBSAN, ...) appears anywhere,
  *    matched anywhere on a line: printk output may land in the middle of a
  *    test's line on the shared console. Each is shown with its context.
  * A failure the guest's counts do not show (a report, a timeout, a crash,
  * a missing or cut short document, an odd exit status) adds one failure.
+ * Nested results of an entry the run never finished (the guest died in
+ * it) are counted all the same.
+ * With --ktap the document is judged alone, by the same rules: one header,
+ * a plan met, numbering in order, nothing failed, something passed.
+ * A NUL byte in the log (a garbled console) is read as `@`, so that what
+ * follows it on the line is still read.
  *
  * The output ends on
  *   ktap-judge: verdict=PASS|FAIL passed=N failed=M skipped=K splats=S qemu-exit=E
@@ -58,88 +65,102 @@ static const char splat_re[] =
 #define CONTEXT_AFTER 25
 #define MAX_LISTED 40	/* offending lines listed */
 
-static char **lines;
-static size_t nlines;
-static bool quiet;
+/* The log as read, and how to report on it. */
+struct judge {
+	char **lines;
+	size_t nlines;
+	bool quiet;
+	bool failed_heading;	/* "---- failed tests ----" printed */
+};
 
-__attribute__((format(printf, 1, 2))) static void say(const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void say(const struct judge *j, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (quiet)
+	if (j->quiet)
 		return;
 	va_start(ap, fmt);
 	vprintf(fmt, ap);
 	va_end(ap);
 }
 
-/* Read LOG into lines[], without the serial console's carriage returns. */
-static int read_log(const char *path)
+/*
+ * Read LOG into j->lines, without the serial console's carriage returns. A
+ * NUL becomes '@': the lines are C strings, and a NUL would hide the rest
+ * of its line (a report after it) from every match.
+ */
+static int read_log(struct judge *j, const char *path)
 {
 	FILE *f = strcmp(path, "-") ? fopen(path, "r") : stdin;
 	size_t cap = 0, len = 0;
 	char *line = NULL;
 	ssize_t n;
+	int err = 0;
 
 	if (!f) {
-		fprintf(stderr, "ktap-judge: %s: %s\n", path, strerror(errno));
-		return -1;
+		err = -errno;
+		fprintf(stderr, "ktap-judge: %s: %s\n", path, strerror(-err));
+		return err;
 	}
 	while ((n = getline(&line, &len, f)) >= 0) {
-		char *w = line;
+		char *w = line, *copy;
 
-		for (char *r = line; r < line + n; r++)
-			if (*r != '\r' && *r != '\n')
+		for (char *r = line; r < line + n; r++) {
+			if (*r == '\0')
+				*w++ = '@';
+			else if (*r != '\r' && *r != '\n')
 				*w++ = *r;
+		}
 		*w = '\0';
-		if (nlines == cap) {
+		if (j->nlines == cap) {
 			cap = cap ? cap * 2 : 1024;
-			lines = realloc(lines, cap * sizeof(*lines));
-			if (!lines)
+			j->lines = realloc(j->lines, cap * sizeof(*j->lines));
+			if (!j->lines)
 				abort();
 		}
-		lines[nlines] = strdup(line);
-		if (!lines[nlines])
+		copy = malloc(w - line + 1);
+		if (!copy)
 			abort();
-		nlines++;
+		memcpy(copy, line, w - line + 1);
+		j->lines[j->nlines++] = copy;
+	}
+	if (ferror(f)) {
+		err = errno ? -errno : -EIO;
+		fprintf(stderr, "ktap-judge: reading %s: %s\n", path, strerror(-err));
 	}
 	free(line);
-	if (ferror(f)) {
-		fprintf(stderr, "ktap-judge: reading %s: %s\n", path, strerror(errno));
-		return -1;
-	}
 	if (f != stdin)
 		fclose(f);
-	return 0;
+	return err;
 }
 
 /* The kernel reports, with context; returns how many lines matched. */
-static unsigned scan_splats(void)
+static unsigned scan_splats(const struct judge *j)
 {
 	regex_t re;
 	unsigned hits = 0, shown = 0, listed = 0;
 	size_t last_end = 0;
-	bool *hit = calloc(nlines + 1, sizeof(*hit));
+	bool *hit = calloc(j->nlines + 1, sizeof(*hit));
 
 	if (!hit || regcomp(&re, splat_re, REG_EXTENDED | REG_NOSUB))
 		abort();
-	for (size_t i = 0; i < nlines; i++) {
-		if (strncmp(lines[i], "MSHARE-HOST:", 12) &&
-		    !regexec(&re, lines[i], 0, NULL, 0)) {
+	for (size_t i = 0; i < j->nlines; i++) {
+		if (strncmp(j->lines[i], "MSHARE-HOST:", 12) &&
+		    !regexec(&re, j->lines[i], 0, NULL, 0)) {
 			hit[i] = true;
 			hits++;
 		}
 	}
 	regfree(&re);
 	if (hits)
-		say("---- kernel reports in the log ----\n");
-	for (size_t i = 0; i < nlines && hits; i++) {
+		say(j, "---- kernel reports in the log ----\n");
+	for (size_t i = 0; i < j->nlines && hits; i++) {
 		size_t n = i + 1, from, to; /* line numbers count from 1 */
 
 		if (!hit[i] || n <= last_end)
 			continue;
 		if (shown == MAX_SHOWN) {
-			say("... (more reports omitted; see the log)\n");
+			say(j, "... (more reports omitted; see the log)\n");
 			break;
 		}
 		from = n > CONTEXT_BEFORE ? n - CONTEXT_BEFORE : 1;
@@ -147,16 +168,16 @@ static unsigned scan_splats(void)
 			from = last_end + 1;
 		to = n + CONTEXT_AFTER;
 		last_end = to;
-		say("-- line %zu:\n", n);
-		for (size_t k = from; k <= to && k <= nlines; k++)
-			say("   | %s\n", lines[k - 1]);
+		say(j, "-- line %zu:\n", n);
+		for (size_t k = from; k <= to && k <= j->nlines; k++)
+			say(j, "   | %s\n", j->lines[k - 1]);
 		shown++;
 	}
 	if (hits)
-		say("---- offending lines ----\n");
-	for (size_t i = 0; i < nlines && listed < MAX_LISTED; i++) {
+		say(j, "---- offending lines ----\n");
+	for (size_t i = 0; i < j->nlines && listed < MAX_LISTED; i++) {
 		if (hit[i]) {
-			say("   %zu:%s\n", i + 1, lines[i]);
+			say(j, "   %zu:%s\n", i + 1, j->lines[i]);
 			listed++;
 		}
 	}
@@ -165,18 +186,19 @@ static unsigned scan_splats(void)
 }
 
 /* A failed result, under a heading the first time. */
-static void show_failed(const char *l)
+static void show_failed(struct judge *j, const char *l)
 {
-	static bool heading;
-
-	if (!heading)
-		say("---- failed tests ----\n");
-	heading = true;
-	say("   %s\n", l);
+	if (!j->failed_heading)
+		say(j, "---- failed tests ----\n");
+	j->failed_heading = true;
+	say(j, "   %s\n", l);
 }
 
-/* "ok N ..." or "not ok N ...": 1 for ok, 0 for not ok, -1 for neither. */
-static int result(const char *s)
+/*
+ * "ok N ..." or "not ok N ...": 1 for ok, 0 for not ok, -1 for neither;
+ * *num = N if num is not NULL.
+ */
+static int result(const char *s, unsigned long *num)
 {
 	const char *p;
 
@@ -186,7 +208,11 @@ static int result(const char *s)
 		p = s + 7;
 	else
 		return -1;
-	return isdigit((unsigned char)*p) ? s[0] == 'o' : -1;
+	if (!isdigit((unsigned char)*p))
+		return -1;
+	if (num)
+		*num = strtoul(p, NULL, 10);
+	return s[0] == 'o';
 }
 
 /* A `# SKIP` directive (any case, blanks after the `#` allowed). */
@@ -212,38 +238,43 @@ struct document {
 	unsigned headers;	/* runner documents in the log */
 	long plan;		/* -1: none */
 	unsigned long results;	/* top-level results */
+	unsigned long misnumbered; /* the first result out of order (its index, from 1), or 0 */
+	unsigned long number;	/* and the number it had */
+	unsigned long pending;	/* nested results after the last top-level one */
 };
 
 /*
- * Count the document that starts at the first top-level header. Nested
+ * Count the document that starts at the first top-level header, to the end
+ * of the log: a result after the plan is one too many, not noise. Nested
  * results are those indented by exactly four blanks; deeper ones belong to
  * an entry's own nesting, which the entry's result sums up already.
  */
-static void count(struct document *doc, struct counts *c)
+static void count(struct judge *j, struct document *doc, struct counts *c)
 {
 	struct counts sub = { 0, 0, 0 };
+	unsigned long num;
 	size_t i;
 
 	doc->headers = 0;
 	doc->plan = -1;
 	doc->results = 0;
-	for (i = 0; i < nlines; i++) {
-		if (!strcmp(lines[i], "KTAP version 1") && !doc->headers++)
+	doc->misnumbered = 0;
+	doc->pending = 0;
+	for (i = 0; i < j->nlines; i++) {
+		if (!strcmp(j->lines[i], "KTAP version 1") && !doc->headers++)
 			doc->header = i;
 	}
 	if (!doc->headers)
 		return;
-	for (i = doc->header + 1; i < nlines; i++) {
-		const char *l = lines[i];
+	for (i = doc->header + 1; i < j->nlines; i++) {
+		const char *l = j->lines[i];
 		int r;
 
-		if (doc->plan >= 0 && doc->results >= (unsigned long)doc->plan)
-			break;
 		if (doc->plan < 0 && !strncmp(l, "1..", 3) && isdigit((unsigned char)l[3])) {
 			doc->plan = strtol(l + 3, NULL, 10);
 			continue;
 		}
-		if (!strncmp(l, "    ", 4) && l[4] != ' ' && (r = result(l + 4)) >= 0) {
+		if (!strncmp(l, "    ", 4) && l[4] != ' ' && (r = result(l + 4, NULL)) >= 0) {
 			if (!r)
 				sub.failed++;
 			else if (is_skip(l + 4))
@@ -251,20 +282,24 @@ static void count(struct document *doc, struct counts *c)
 			else
 				sub.passed++;
 			if (!r)
-				show_failed(l + 4);
+				show_failed(j, l + 4);
 			continue;
 		}
-		r = result(l);
+		r = result(l, &num);
 		if (r < 0)
 			continue;
 		doc->results++;
+		if (num != doc->results && !doc->misnumbered) {
+			doc->misnumbered = doc->results;
+			doc->number = num;
+		}
 		c->passed += sub.passed;
 		c->skipped += sub.skipped;
 		c->failed += sub.failed;
 		if (!r) {
 			if (!sub.failed)
 				c->failed++;
-			show_failed(l);
+			show_failed(j, l);
 		} else if (!sub.passed && !sub.skipped && !sub.failed) {
 			if (is_skip(l))
 				c->skipped++;
@@ -273,6 +308,11 @@ static void count(struct document *doc, struct counts *c)
 		}
 		sub = (struct counts){ 0, 0, 0 };
 	}
+	/* The guest died inside an entry: what the entry reported still counts. */
+	doc->pending = sub.passed + sub.skipped + sub.failed;
+	c->passed += sub.passed;
+	c->skipped += sub.skipped;
+	c->failed += sub.failed;
 }
 
 static void usage(void)
@@ -286,15 +326,16 @@ int main(int argc, char **argv)
 	const char *status = NULL, *reasons[16];
 	unsigned nreasons = 0, splats = 0;
 	bool ktap_only = false, extra = false;
+	struct judge j = { NULL, 0, false, false };
 	struct counts c = { 0, 0, 0 };
-	struct document doc = { 0, 0, -1, 0 };
-	static char why[3][128];
+	struct document doc = { 0, 0, -1, 0, 0, 0, 0 };
+	static char why[5][160];
 	unsigned long failed;
 	int i;
 
 	for (i = 1; i < argc - 1; i++) {
 		if (!strcmp(argv[i], "--quiet"))
-			quiet = true;
+			j.quiet = true;
 		else if (!strcmp(argv[i], "--ktap"))
 			ktap_only = true;
 		else if (!strcmp(argv[i], "--exit") && i + 2 < argc)
@@ -304,24 +345,24 @@ int main(int argc, char **argv)
 	}
 	if (i != argc - 1)
 		usage();
-	if (read_log(argv[i]))
+	if (read_log(&j, argv[i]) < 0)
 		return 2;
 
 #define REASON(x, is_extra) do { reasons[nreasons++] = (x); extra |= (is_extra); } while (0)
 	if (!ktap_only) {
-		splats = scan_splats();
+		splats = scan_splats(&j);
 		if (splats) {
 			snprintf(why[0], sizeof(why[0]), "%u kernel report line(s) in the log", splats);
 			REASON(why[0], true);
 		}
 		if (!status) {
-			for (size_t k = nlines; k-- > 0;) {
-				if (!strncmp(lines[k], HOST_TRAILER, strlen(HOST_TRAILER))) {
+			for (size_t k = j.nlines; k-- > 0;) {
+				if (!strncmp(j.lines[k], HOST_TRAILER, strlen(HOST_TRAILER))) {
 					static char s[16];
 
 					snprintf(s, sizeof(s), "%.*s",
-						 (int)strspn(lines[k] + strlen(HOST_TRAILER), "0123456789"),
-						 lines[k] + strlen(HOST_TRAILER));
+						 (int)strspn(j.lines[k] + strlen(HOST_TRAILER), "0123456789"),
+						 j.lines[k] + strlen(HOST_TRAILER));
 					status = s;
 					break;
 				}
@@ -331,29 +372,39 @@ int main(int argc, char **argv)
 			status = "unknown";
 	}
 
-	count(&doc, &c);
+	count(&j, &doc, &c);
 	if (!doc.headers) {
 		REASON(ktap_only ? "no KTAP document" :
 		       "no KTAP document from the guest runner (guest crashed, panicked or hung before the tests)",
 		       true);
 	} else {
-		if (doc.headers > 1 && !ktap_only) {
-			snprintf(why[1], sizeof(why[1]), "%u KTAP documents from the guest runner (guest rebooted?)",
-				 doc.headers);
+		if (doc.headers > 1) {
+			snprintf(why[1], sizeof(why[1]), ktap_only ? "%u KTAP documents" :
+				 "%u KTAP documents from the guest runner (guest rebooted?)", doc.headers);
 			REASON(why[1], true);
 		}
 		if (doc.plan < 0) {
 			REASON("no plan after the KTAP header", true);
-		} else if (doc.results != (unsigned long)doc.plan) {
+		} else if (doc.results < (unsigned long)doc.plan) {
 			snprintf(why[2], sizeof(why[2]),
-				 "%lu of %ld top-level results (a crash, a panic or a hang cut the run short)",
-				 doc.results, doc.plan);
+				 "%lu of %ld top-level results (a crash, a panic or a hang cut the run short)%s",
+				 doc.results, doc.plan,
+				 doc.pending ? "; the last entry's nested results are counted" : "");
 			REASON(why[2], true);
+		} else if (doc.results > (unsigned long)doc.plan) {
+			snprintf(why[2], sizeof(why[2]), "%lu top-level results, %ld planned", doc.results,
+				 doc.plan);
+			REASON(why[2], true);
+		}
+		if (doc.misnumbered) {
+			snprintf(why[3], sizeof(why[3]), "top-level result %lu is numbered %lu", doc.misnumbered,
+				 doc.number);
+			REASON(why[3], true);
 		}
 	}
 	if (c.failed)
 		REASON("tests failed", false);
-	if (!ktap_only && !c.passed && !c.failed)
+	if (!c.passed && !c.failed)
 		REASON("no test passed", true);
 	if (!ktap_only) {
 		if (!strcmp(status, "1"))
@@ -369,9 +420,9 @@ int main(int argc, char **argv)
 			REASON("QEMU exit status not 1", true);
 	}
 
-	say("results: passed=%lu failed=%lu skipped=%lu\n", c.passed, c.failed, c.skipped);
+	say(&j, "results: passed=%lu failed=%lu skipped=%lu\n", c.passed, c.failed, c.skipped);
 	for (unsigned k = 0; k < nreasons; k++)
-		say("FAIL: %s\n", reasons[k]);
+		say(&j, "FAIL: %s\n", reasons[k]);
 	printf("ktap-judge: verdict=%s passed=%lu failed=%lu skipped=%lu", nreasons ? "FAIL" : "PASS",
 	       c.passed, c.failed, c.skipped);
 	if (!ktap_only)

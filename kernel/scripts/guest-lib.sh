@@ -17,8 +17,11 @@
 # that prints no KTAP and passes by exit status 0 alone. An entry is a
 # command line for `sh -c` (shell quoting and globbing apply), run under
 # `timeout` from the list's directory. It fails if it exits non-zero, prints
-# a `not ok`, or (unless plain) prints no result. A missing or empty list is
-# one failed test, list-NAME.
+# a `not ok` or a `Bail out!`, or (unless plain) prints no result, more than
+# one plan (`1..N` at the start of a line), or a plan its results do not
+# meet (an entry without a plan is judged by its results alone). The last
+# line of a list needs no newline. A missing or empty list is one failed
+# test, list-NAME.
 #
 #   say TEXT            a progress line, "$GUEST_TAG: [uptime] TEXT"
 #   guest_fail NAME WHY the runner's own setup failed: reported as a failed
@@ -35,10 +38,15 @@
 #                       runs with -no-reboot; the host then sees an exit
 #                       status that is no pass)
 # GUEST_KMEMLEAK=0 leaves the kmemleak scan out (reported as skipped).
+# GUEST_KMEMLEAK_FILE stands in for /sys/kernel/debug/kmemleak in the
+# runner's own tests. A report is printed as diagnostics (`# ` before each
+# line).
 #
 # The loop forks little: on the debug kernel under TCG each fork is
 # expensive. It uses shell builtins where it can and one awk an entry, which
-# both indents the output and sees whether it holds a result and a failure.
+# both indents the output and counts its results, failures, plans and
+# bail-outs (into SCRATCH/entry-counts, the exit status into
+# SCRATCH/entry-rc: a pipeline's status is its last command's).
 # (`local` is not POSIX, but busybox sh and bash both have it.)
 
 guest_ok=0
@@ -75,7 +83,7 @@ gl_count() {
 	local line
 	REPLY=0
 	[ -f "$1" ] || return 0
-	while IFS= read -r line; do
+	while IFS= read -r line || [ -n "$line" ]; do
 		gl_trim "${line%%#*}"
 		[ -z "$gl_entry" ] || REPLY=$((REPLY + 1))
 	done <"$1"
@@ -87,11 +95,22 @@ gl_failed() {
 	not_ok "$1"
 }
 
+# gl_is_num VALUE...: whether each VALUE is a decimal number.
+gl_is_num() {
+	local v
+	for v; do
+		case $v in
+		'' | *[!0-9]*) return 1 ;;
+		esac
+	done
+}
+
 guest_entry() {
-	local entry="$1" plain="$2" tmo="$3" scratch="$4" start secs rc results notok why=""
+	local entry="$1" plain="$2" tmo="$3" scratch="$4" start secs rc results notok plans plan bail why=""
 	echo "# RUN $entry"
 	gl_cs
 	start=$REPLY
+	rm -f "$scratch/entry-rc" "$scratch/entry-counts"
 	{
 		timeout -k 10 "$tmo" sh -c "exec $entry" </dev/null 2>&1
 		echo $? >"$scratch/entry-rc"
@@ -99,23 +118,39 @@ guest_entry() {
 		{ print "    " $0; fflush() }
 		/^not ok / { f++ }
 		/^(not )?ok / { r++ }
-		END { print r + 0, f + 0 > out }'
+		/^1\.\.[0-9]/ { p++; n = substr($1, 4) + 0 }
+		/^Bail out!/ { b++ }
+		END { print r + 0, f + 0, p + 0, n + 0, b + 0 > out }'
 	gl_cs
 	secs=$(((REPLY - start) / 100))
-	read -r rc <"$scratch/entry-rc"
-	read -r results notok <"$scratch/entry-counts"
+	# Either file missing or garbled (scratch full or gone, awk killed) is
+	# a failure: empty values must not read as a pass.
+	read -r rc <"$scratch/entry-rc" || rc=
+	read -r results notok plans plan bail <"$scratch/entry-counts" || results=
 	rm -f "$scratch/entry-rc" "$scratch/entry-counts"
-	echo "# exit=$rc time=${secs}s"
-	if [ "$notok" -gt 0 ]; then
+	echo "# exit=${rc:-?} time=${secs}s"
+	if ! gl_is_num "$rc"; then
+		why="no exit status recorded in $scratch"
+	elif ! gl_is_num "$results" "$notok" "$plans" "$plan" "$bail"; then
+		why="no result counts recorded in $scratch"
+	elif [ "$notok" -gt 0 ]; then
 		why="$notok not ok"
+	elif [ "$bail" -gt 0 ]; then
+		why="bailed out"
 	elif [ "$rc" -ne 0 ]; then
 		if [ "$rc" -ge 124 ] && [ "$secs" -ge "$tmo" ]; then
 			why="timed out after ${tmo}s, status $rc"
 		else
 			why="exit status $rc"
 		fi
-	elif [ "$results" -eq 0 ] && [ "$plain" = 0 ]; then
-		why="no KTAP output"
+	elif [ "$plain" = 0 ]; then
+		if [ "$results" -eq 0 ]; then
+			why="no KTAP output"
+		elif [ "$plans" -gt 1 ]; then
+			why="$plans plans"
+		elif [ "$plans" = 1 ] && [ "$results" -ne "$plan" ]; then
+			why="$results of $plan results"
+		fi
 	fi
 	if [ -z "$why" ]; then
 		ok "$entry"
@@ -138,7 +173,7 @@ gl_list() {
 		gl_failed "list-$name # cannot enter the directory of $list"
 		return 0
 	}
-	while IFS= read -r line <&3; do
+	while IFS= read -r line <&3 || [ -n "$line" ]; do
 		gl_trim "${line%%#*}"
 		[ -n "$gl_entry" ] || continue
 		plain=0
@@ -153,20 +188,26 @@ gl_list() {
 }
 
 gl_kmemleak() {
-	local leaks=/sys/kernel/debug/kmemleak report
+	local leaks="${GUEST_KMEMLEAK_FILE:-/sys/kernel/debug/kmemleak}" report line
 	if [ "${GUEST_KMEMLEAK:-1}" = 0 ]; then
 		skip "kmemleak (scan turned off)"
-	elif [ ! -e $leaks ]; then
+	elif [ ! -e "$leaks" ]; then
 		skip "kmemleak (not in this kernel)"
 	else
 		say "kmemleak scan"
 		sleep 6
-		echo scan >$leaks
+		echo scan >"$leaks"
 		sleep 6
-		echo scan >$leaks
-		report=$(cat $leaks 2>/dev/null)
+		echo scan >"$leaks"
+		report=$(cat "$leaks" 2>/dev/null)
 		if [ -n "$report" ]; then
-			echo "$report"
+			# Diagnostics, inside the document: a line of the report
+			# must not read as a result or a plan.
+			while IFS= read -r line; do
+				echo "# $line"
+			done <<EOF
+$report
+EOF
 			gl_failed "kmemleak # unreferenced objects"
 		else
 			ok kmemleak

@@ -8,16 +8,16 @@ B=--bytes=$((64 * MiB))
 probe pool $B write 11 >/dev/null || echo "# writing pool failed"
 pid=$(main_pid) before=$(region_names) rss=$(region_field pool rss_bytes)
 
+# owner-stress's own results stay nested, for the reader of the log; its
+# exit status says whether all of them passed and its plan was met
+# (tap_finish).
 echo "# Subtest: owner-stress --clients=1000 --region=pool"
-out=$("$STRESS" --clients=1000 --region=pool 2>&1)
-rc=$?
-printf '%s\n' "$out" | sed 's/^/    /'
-checks=$(grep -c '^ok ' <<<"$out")
-failed=$(grep -c '^not ok ' <<<"$out")
-if [ "$rc" = 0 ] && [ "$checks" -gt 0 ] && [ "$failed" = 0 ] && [ "$(tail -n1 <<<"$out")" = "1..$checks" ]; then
-	ok "owner-stress: bad, truncated, oversized and slow messages, vanishing and 1000 concurrent clients ($checks checks)"
+"$STRESS" --clients=1000 --region=pool 2>&1 | sed 's/^/    /'
+rc=${PIPESTATUS[0]}
+if [ "$rc" = 0 ]; then
+	ok "owner-stress: bad, truncated, oversized and slow messages, vanishing and 1000 concurrent clients"
 else
-	not_ok "owner-stress failed (status $rc): $failed of $((checks + failed)) checks failed"
+	not_ok "owner-stress failed (status $rc)"
 fi
 
 now="$(main_pid) $(systemctl show -P NRestarts "$UNIT") $(systemctl show -P ActiveState "$UNIT")"

@@ -13,8 +13,9 @@ N=ctr
 ROOT=/tmp/pg-rootfs
 BUNDLES=/tmp/pg-bundles
 HOOK=/usr/libexec/mshare/mshare-oci-hook
-# pgbench_runs: 1 + 3 client counts x 2 mixes x (pgbench, pg_amcheck)
-ktap_plan "$((1 + 3 * 2 * 2 + 12))"
+# pgbench_runs: 1 + 3 client counts x 2 mixes x (pgbench, pg_amcheck);
+# then 13 checks of the containers, recovery and podman
+ktap_plan "$((1 + 3 * 2 * 2 + 13))"
 
 for id in $(crun list -q 2>/dev/null); do crun delete -f "$id" >/dev/null 2>&1; done
 cat >"$CONF_DIR/postgres.conf" <<'CONF'

@@ -3,8 +3,10 @@
 # on the host, under busybox sh (the initramfs's /init) and bash (the
 # image's run-guest-tests), over lists with every kind of entry: KTAP with
 # skips and failures, plain entries, no output, a crash, a timeout
-# (busybox's timeout says 143, coreutils' 124), comments, blanks and
-# quoting; and its document as the host reads it (common/build/ktap-judge,
+# (busybox's timeout says 143, coreutils' 124), fewer results than
+# planned, two plans, a bail-out, comments, blanks, quoting and a last line
+# without a newline; a scratch directory it cannot write; a kmemleak
+# report; and its document as the host reads it (common/build/ktap-judge,
 # built here). KTAP; the runner's output is shown only on failure, as
 # diagnostics.
 #   BUSYBOX   the busybox binary (default /bin/busybox)
@@ -50,6 +52,31 @@ cat >crash.sh <<'EOF'
 echo "ok 1 - before the crash"
 kill -SEGV $$
 EOF
+cat >short.sh <<'EOF'
+#!/bin/sh
+echo "1..10"
+echo "ok 1 - the only one of ten"
+EOF
+cat >bail.sh <<'EOF'
+#!/bin/sh
+echo "1..2"
+echo "ok 1 - first"
+echo "Bail out! no device"
+EOF
+cat >harness.sh <<'EOF'
+#!/bin/sh
+# As a kselftest_harness program prints it.
+echo "TAP version 13"
+echo "1..2"
+echo "# Starting 2 tests from 1 test cases."
+echo "ok 1 t.a"
+echo "ok 2 t.b # SKIP not here"
+echo "# Totals: pass:1 fail:0 xfail:0 xpass:0 skip:1 error:0"
+EOF
+cat >twoplans.sh <<'EOF'
+#!/bin/sh
+printf '1..1\nok 1 - a\n1..1\nok 1 - b\n'
+EOF
 chmod +x ./*.sh
 cat >main.list <<'EOF'
 # a comment line, then a blank one
@@ -66,23 +93,36 @@ sleep 5
 EOF
 printf '# nothing but comments\n\n' >empty.list
 printf './good.sh\nplain: true\n' >pass.list
+printf './short.sh\n./bail.sh\n./harness.sh\nplain: ./short.sh\n./twoplans.sh\n' >plan.list
+printf './good.sh\nplain: true' >nonl.list
 
 # drive TIMEOUT LIST...: guest_run in the shell "${cmd[@]}" from $dir, with
-# the kmemleak scan off and a failed setup step if SETUP is set; its output
-# goes to $dir/out, then guest_ok, the failures and the final directory.
+# the kmemleak scan off and a failed setup step if SETUP is set, in the
+# scratch directory SCRATCH (default $dir/scratch); with LEAKS set the scan
+# runs on that file instead, without its waits, and finds a report (sleep
+# and cat stand in for the kernel's). Its output goes to $dir/out, then
+# guest_ok, the failures and the final directory.
 # The host's reading of it goes to $dir/judged (ktap-judge, with the QEMU
 # exit status the guest's exit byte gives).
 drive() {
 	# shellcheck disable=SC2016 # expanded by the shell under test
-	(cd "$dir" && SETUP=${SETUP:-} "${cmd[@]}" -c '
+	(cd "$dir" && SETUP=${SETUP:-} LEAKS=${LEAKS:-} "${cmd[@]}" -c '
 		. "$1"; . "$2"; shift 2
 		GUEST_KMEMLEAK=0
+		if [ -n "$LEAKS" ]; then
+			GUEST_KMEMLEAK=1 GUEST_KMEMLEAK_FILE=$LEAKS
+			sleep() { :; }
+			cat() {
+				printf "%s\n" "unreferenced object 0xffff888100000000 (size 64):" \
+					"ok 3 a line of the report" "1..1"
+			}
+		fi
 		[ -z "$SETUP" ] || guest_fail "$SETUP" "it failed"
 		guest_run "$@"
 		echo "guest_ok=$guest_ok"
 		echo "failures:$guest_failures"
 		echo "pwd=$(pwd)"
-	' sh "$top/common/ktap.sh" "$here/../guest-lib.sh" "$1" "$dir/scratch" "${@:2}") >"$dir/out" 2>&1
+	' sh "$top/common/ktap.sh" "$here/../guest-lib.sh" "$1" "${SCRATCH:-$dir/scratch}" "${@:2}") >"$dir/out" 2>&1
 	local status=3
 	! has guest_ok=1 || status=1
 	"$judge" --exit $status "$dir/out" >"$dir/judged" 2>&1
@@ -155,5 +195,31 @@ for sh in "${shells[@]}"; do
 	check "$sh: a missing list is a failure" has "not ok 5 list-missing # no $dir/tests/missing.list"
 	check "$sh: lists run one after the other in one document" \
 		judged "ktap-judge: verdict=FAIL passed=3 failed=3 skipped=1 splats=0 qemu-exit=3"
+
+	drive 5 "$dir/tests/plan.list"
+	check "$sh: fewer results than the entry planned fail it" has "not ok 1 ./short.sh # 1 of 10 results"
+	check "$sh: a bail-out fails the entry, even with status 0" has "not ok 2 ./bail.sh # bailed out"
+	check "$sh: a kselftest_harness program passes" has "ok 3 ./harness.sh"
+	check "$sh: a plain entry is not held to a plan" has "ok 4 ./short.sh"
+	check "$sh: two plans fail the entry" has "not ok 5 ./twoplans.sh # 2 plans"
+	check "$sh: the host counts their nested results" judged "6 passed, 3 failed"
+
+	drive 5 "$dir/tests/nonl.list"
+	check "$sh: a list's last line without a newline is an entry" \
+		eval 'has "1..3" && has "ok 2 true" && judged "judge-status=0"'
+
+	SCRATCH=$dir/gone drive 5 "$dir/tests/pass.list"
+	check "$sh: an exit status that could not be recorded fails the entry" \
+		has "not ok 1 ./good.sh # no exit status recorded in $dir/gone"
+	check "$sh: for a plain entry too" has "not ok 2 true # no exit status recorded in $dir/gone"
+	check "$sh: and the run" has guest_ok=0
+
+	: >"$dir/leaks"
+	LEAKS=$dir/leaks drive 5 "$dir/tests/pass.list"
+	check "$sh: a kmemleak report is diagnostics in the document" \
+		eval 'has "# ok 3 a line of the report" && has "# 1..1" && ! has "ok 3 a line of the report"'
+	check "$sh: and fails the scan" has "not ok 3 kmemleak # unreferenced objects"
+	check "$sh: the host reads the report as one, not as results" \
+		judged "ktap-judge: verdict=FAIL passed=3 failed=1 skipped=0 splats=1 qemu-exit=3"
 done
 ktap_finish
