@@ -2,39 +2,15 @@
 #include <string.h>
 
 #include "mshare-common/escape.h"
+#include "mshare-common/utf8.h"
 
 /* The length of the valid UTF-8 sequence at s that is no C1 control
- * (U+0080-U+009F), or 0. */
+ * (U+0080-U+009F, encoded as 0xc2 0x80-0x9f), or 0. */
 static size_t utf8_printable_length(const unsigned char *s)
 {
-	size_t n;
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (s[0] >= 0xc2 && s[0] <= 0xdf)
-		n = 2;
-	else if (s[0] >= 0xe0 && s[0] <= 0xef)
-		n = 3;
-	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
-		n = 4;
-	else
+	if (s[0] == 0xc2 && s[1] < 0xa0)
 		return 0;
-	/* No overlong forms, no surrogates, nothing past U+10FFFF. */
-	if (s[0] == 0xc2)
-		lo = 0xa0;
-	else if (s[0] == 0xe0)
-		lo = 0xa0;
-	else if (s[0] == 0xed)
-		hi = 0x9f;
-	else if (s[0] == 0xf0)
-		lo = 0x90;
-	else if (s[0] == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (size_t i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
+	return utf8_sequence_length(s);
 }
 
 char *escape_control(const char *s, char *buf, size_t len)

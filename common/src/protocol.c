@@ -4,6 +4,8 @@
 #include <stdarg.h>
 
 #include "mshare-common/protocol.h"
+#include "mshare-common/strv.h"
+#include "mshare-common/utf8.h"
 
 static const char *const op_names[_PROTO_OP_MAX] = {
 	[PROTO_OP_HELLO] = "hello",
@@ -45,91 +47,144 @@ static json_t *new_object(void)
 	return json_pack("{}");
 }
 
+/*
+ * The encoders add the members of a message to an object and return 0 or
+ * the first error: -ENOMEM, or -EILSEQ for a string that is not valid
+ * UTF-8. JSON cannot carry such a string, and json_string() refuses it with
+ * the same NULL as for a lack of memory; the daemon must tell the two apart
+ * (it answers EILSEQ for the one and gives up on the other). An element
+ * encoder, int (*)(const void *element, json_t **ret), makes one element
+ * of an array.
+ */
+
 static int set_new(json_t *o, const char *key, json_t *v)
 {
 	/* json_object_set_new() takes v even when it fails. */
 	return v && json_object_set_new(o, key, v) == 0 ? 0 : -ENOMEM;
 }
 
+static int text_to_json(const char *s, json_t **ret)
+{
+	if (!s)
+		return -EINVAL; /* a member every such message has */
+	if (!utf8_is_valid(s))
+		return -EILSEQ;
+	*ret = json_string(s);
+	return *ret ? 0 : -ENOMEM;
+}
+
+/* A string member the message always has. */
+static int set_text(json_t *o, const char *key, const char *s)
+{
+	json_t *v;
+	int r = text_to_json(s, &v);
+
+	return r < 0 ? r : set_new(o, key, v);
+}
+
+/* An optional string member: absent if s is NULL. */
 static int set_string(json_t *o, const char *key, const char *s)
 {
-	return s ? set_new(o, key, json_string(s)) : 0;
+	return s ? set_text(o, key, s) : 0;
 }
 
-static int append_new(json_t *a, json_t *v)
+static int set_integer(json_t *o, const char *key, json_int_t v)
 {
-	/* json_array_append_new() takes v even when it fails. */
-	return v && json_array_append_new(a, v) == 0 ? 0 : -ENOMEM;
+	return set_new(o, key, json_integer(v));
 }
 
-/* An array of to_json(element) for the n elements of size bytes at v. */
-static json_t *objects_to_json(const void *v, size_t n, size_t size, json_t *(*to_json)(const void *element))
+/* Member key, what to_json makes of element. */
+static int set_encoded(json_t *o, const char *key, const void *element,
+		       int (*to_json)(const void *element, json_t **ret))
 {
-	json_t *a = json_array();
-	int r = a ? 0 : -ENOMEM;
+	json_t *v;
+	int r = to_json(element, &v);
 
-	for (size_t i = 0; r == 0 && i < n; i++)
-		r = append_new(a, to_json((const char *)v + i * size));
-	if (r < 0)
-		a = (json_decref(a), NULL);
-	return a;
+	return r < 0 ? r : set_new(o, key, v);
+}
+
+/* Member key, an array of to_json(element) for the n elements of size
+ * bytes at v. */
+static int set_array(json_t *o, const char *key, const void *v, size_t n, size_t size,
+		     int (*to_json)(const void *element, json_t **ret))
+{
+	_cleanup_(json_decrefp) json_t *a = json_array();
+
+	if (!a)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		json_t *e;
+		int r = to_json((const char *)v + i * size, &e);
+
+		if (r < 0)
+			return r;
+		/* json_array_append_new() takes e even when it fails. */
+		if (json_array_append_new(a, e) < 0)
+			return -ENOMEM;
+	}
+	return set_new(o, key, TAKE_PTR(a));
 }
 
 /* uid_t and gid_t go through the same uint32_t arrays. */
 _Static_assert(sizeof(uid_t) == sizeof(uint32_t) && sizeof(gid_t) == sizeof(uint32_t), "32-bit ids");
 
-static json_t *uint_to_json(const void *element)
+static int uint_to_json(const void *element, json_t **ret)
 {
-	return json_integer(*(const uint32_t *)element);
+	*ret = json_integer(*(const uint32_t *)element);
+	return *ret ? 0 : -ENOMEM;
 }
 
-static json_t *string_to_json(const void *element)
+static int string_to_json(const void *element, json_t **ret)
 {
-	return json_string(*(char *const *)element);
+	return text_to_json(*(char *const *)element, ret);
 }
 
-/* A NULL-terminated vector (NULL: none) as an array of strings. */
-static json_t *strv_to_json(char *const *v)
+/* Member key, a NULL-terminated vector (NULL: none) as an array of strings. */
+static int set_strv(json_t *o, const char *key, char *const *v)
 {
-	size_t n = 0;
-
-	while (v && v[n])
-		n++;
-	return objects_to_json(v, n, sizeof(*v), string_to_json);
+	return set_array(o, key, v, strv_length(v), sizeof(*v), string_to_json);
 }
 
-static json_t *annotations_to_json(const struct proto_annotation *annotations, size_t n)
+static int set_annotations(json_t *o, const char *key, const struct proto_annotation *annotations, size_t n)
 {
-	json_t *o = new_object();
-	int r = o ? 0 : -ENOMEM;
+	_cleanup_(json_decrefp) json_t *a = new_object();
 
-	for (size_t i = 0; r == 0 && i < n; i++)
-		r = set_new(o, annotations[i].key, json_string(annotations[i].value));
-	if (r < 0)
-		o = (json_decref(o), NULL);
-	return o;
+	if (!a)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		int r;
+
+		/* The key is text too, which json_object_set_new() would
+		 * refuse as if memory had run out. */
+		if (!utf8_is_valid(annotations[i].key))
+			return -EILSEQ;
+		r = set_text(a, annotations[i].key, annotations[i].value);
+		if (r < 0)
+			return r;
+	}
+	return set_new(o, key, TAKE_PTR(a));
 }
 
 /* {"region": NAME, "mode": MODE}: in register requests and replies, and in
  * the containers reply. */
-static json_t *region_request_to_json(const void *element)
+static int region_request_to_json(const void *element, json_t **ret)
 {
 	const struct proto_region_request *rr = element;
-	json_t *o = new_object();
-	int r = 0;
+	_cleanup_(json_decrefp) json_t *o = new_object();
+	int r = o ? 0 : -ENOMEM;
 
-	if (!o)
-		return NULL;
-	r |= set_new(o, "region", json_string(rr->region));
-	r |= set_new(o, "mode", json_string(access_mode_to_string(rr->mode)));
-	if (r < 0)
-		o = (json_decref(o), NULL);
-	return o;
+	if (r < 0 ||
+	    (r = set_text(o, "region", rr->region)) < 0 ||
+	    (r = set_text(o, "mode", access_mode_to_string(rr->mode))) < 0)
+		return r;
+	*ret = TAKE_PTR(o);
+	return 0;
 }
 
-static json_t *region_requests_to_json(const struct proto_region_request *regions, size_t n)
+static int set_region_requests(json_t *o, const char *key, const struct proto_region_request *regions,
+			       size_t n)
 {
-	return objects_to_json(regions, n, sizeof(*regions), region_request_to_json);
+	return set_array(o, key, regions, n, sizeof(*regions), region_request_to_json);
 }
 
 /* Compact JSON, failing with -EMSGSIZE past the maximum message size. */
@@ -479,46 +534,45 @@ int proto_request_decode(const void *buf, size_t len, struct proto_request *ret,
 	return 0;
 }
 
-static json_t *container_to_json(const struct proto_request *req)
+static int container_to_json(const void *element, json_t **ret)
 {
-	json_t *c = new_object();
-	int r = 0;
+	const struct proto_request *req = element;
+	_cleanup_(json_decrefp) json_t *c = new_object();
+	int r = c ? 0 : -ENOMEM;
 
-	if (!c)
-		return NULL;
-	r |= set_string(c, "name", req->container_name);
-	r |= set_string(c, "id", req->container_id);
-	/* Always, even empty: a container named by none of the three is
-	 * "annotations":{}, which must stay a valid request. */
-	r |= set_new(c, "annotations", annotations_to_json(req->annotations, req->n_annotations));
-	if (r < 0)
-		c = (json_decref(c), NULL);
-	return c;
+	if (r < 0 ||
+	    (r = set_string(c, "name", req->container_name)) < 0 ||
+	    (r = set_string(c, "id", req->container_id)) < 0 ||
+	    /* Always, even empty: a container named by none of the three is
+	     * "annotations":{}, which must stay a valid request. */
+	    (r = set_annotations(c, "annotations", req->annotations, req->n_annotations)) < 0)
+		return r;
+	*ret = TAKE_PTR(c);
+	return 0;
 }
 
 int proto_request_encode(const struct proto_request *req, char **ret, size_t *ret_len)
 {
 	_cleanup_(json_decrefp) json_t *o = new_object();
-	int r = 0;
+	int r;
 
 	if (!o || req->op >= _PROTO_OP_MAX)
 		return o ? -EINVAL : -ENOMEM;
-	r |= set_new(o, "version", json_integer(MSHARE_PROTOCOL_VERSION));
-	r |= set_new(o, "op", json_string(proto_op_to_string(req->op)));
-	r |= set_string(o, "client", req->client);
-	r |= set_string(o, "region", req->region);
-	if (req->op == PROTO_OP_GET)
-		r |= set_new(o, "mode", json_string(access_mode_to_string(req->mode)));
-	if (req->op == PROTO_OP_LIST && req->start)
-		r |= set_new(o, "start", json_integer(req->start));
-	if (req->op == PROTO_OP_DESTROY && req->force)
-		r |= set_new(o, "force", json_true());
-	if (req->has_container)
-		r |= set_new(o, "container", container_to_json(req));
-	if (req->op == PROTO_OP_REGISTER)
-		r |= set_new(o, "regions", region_requests_to_json(req->regions, req->n_regions));
-	if (r < 0)
-		return -ENOMEM;
+	if ((r = set_integer(o, "version", MSHARE_PROTOCOL_VERSION)) < 0 ||
+	    (r = set_text(o, "op", proto_op_to_string(req->op))) < 0 ||
+	    (r = set_string(o, "client", req->client)) < 0 ||
+	    (r = set_string(o, "region", req->region)) < 0 ||
+	    (req->op == PROTO_OP_GET &&
+	     (r = set_text(o, "mode", access_mode_to_string(req->mode))) < 0) ||
+	    (req->op == PROTO_OP_LIST && req->start &&
+	     (r = set_integer(o, "start", req->start)) < 0) ||
+	    (req->op == PROTO_OP_DESTROY && req->force &&
+	     (r = set_new(o, "force", json_true())) < 0) ||
+	    (req->has_container &&
+	     (r = set_encoded(o, "container", req, container_to_json)) < 0) ||
+	    (req->op == PROTO_OP_REGISTER &&
+	     (r = set_region_requests(o, "regions", req->regions, req->n_regions)) < 0))
+		return r;
 	return dump(o, ret, ret_len);
 }
 
@@ -536,42 +590,48 @@ void proto_region_info_done(struct proto_region_info *info)
 }
 
 /* Here and below, element functions take void *: objects_member() and
- * objects_to_json() call them for each element of an array. */
-static json_t *region_info_to_json(const void *element)
+ * set_array() call them for each element of an array. */
+static int region_info_to_json(const void *element, json_t **ret)
 {
 	const struct proto_region_info *info = element;
-	json_t *o = new_object();
-	int r = 0;
+	_cleanup_(json_decrefp) json_t *o = new_object();
+	int r = o ? 0 : -ENOMEM;
 
-	if (!o)
-		return NULL;
-	r |= set_new(o, "name", json_string(info->name));
-	r |= set_new(o, "state", json_string(info->state));
-	r |= set_new(o, "size", json_integer((json_int_t)info->size));
-	r |= set_new(o, "region_size", json_integer((json_int_t)info->region_size));
-	r |= set_new(o, "backing", json_string(info->backing));
-	r |= set_string(o, "path", info->path);
-	r |= set_new(o, "protection", json_string(info->protection));
-	r |= set_new(o, "populate", json_boolean(info->populate));
-	r |= set_new(o, "rss_bytes", json_integer((json_int_t)info->rss_bytes));
-	r |= set_new(o, "pgtables_bytes", json_integer((json_int_t)info->pgtables_bytes));
-	r |= set_new(o, "attached", json_integer(info->attached));
-	r |= set_new(o, "windows", json_integer(info->windows));
-	r |= set_new(o, "owner_pid", json_integer(info->owner_pid));
-	r |= set_new(o, "inode", json_integer((json_int_t)info->inode));
-	r |= set_new(o, "access", json_string(info->access));
-	if (r < 0)
-		o = (json_decref(o), NULL);
-	return o;
+	if (r < 0 ||
+	    (r = set_text(o, "name", info->name)) < 0 ||
+	    (r = set_text(o, "state", info->state)) < 0 ||
+	    (r = set_integer(o, "size", (json_int_t)info->size)) < 0 ||
+	    (r = set_integer(o, "region_size", (json_int_t)info->region_size)) < 0 ||
+	    (r = set_text(o, "backing", info->backing)) < 0 ||
+	    (r = set_string(o, "path", info->path)) < 0 ||
+	    (r = set_text(o, "protection", info->protection)) < 0 ||
+	    (r = set_new(o, "populate", json_boolean(info->populate))) < 0 ||
+	    (r = set_integer(o, "rss_bytes", (json_int_t)info->rss_bytes)) < 0 ||
+	    (r = set_integer(o, "pgtables_bytes", (json_int_t)info->pgtables_bytes)) < 0 ||
+	    (r = set_integer(o, "attached", info->attached)) < 0 ||
+	    (r = set_integer(o, "windows", info->windows)) < 0 ||
+	    (r = set_integer(o, "owner_pid", info->owner_pid)) < 0 ||
+	    (r = set_integer(o, "inode", (json_int_t)info->inode)) < 0 ||
+	    (r = set_text(o, "access", info->access)) < 0)
+		return r;
+	*ret = TAKE_PTR(o);
+	return 0;
 }
 
-size_t proto_region_info_length(const struct proto_region_info *info)
+ssize_t proto_region_info_length(const struct proto_region_info *info)
 {
-	_cleanup_(json_decrefp) json_t *o = region_info_to_json(info);
-	_cleanup_free_ char *s = o ? json_dumps(o, JSON_COMPACT) : NULL;
+	_cleanup_(json_decrefp) json_t *o = NULL;
+	_cleanup_free_ char *s = NULL;
+	int r;
 
+	r = region_info_to_json(info, &o);
+	if (r < 0)
+		return r;
+	s = json_dumps(o, JSON_COMPACT);
+	if (!s)
+		return -ENOMEM;
 	/* And the comma that separates it from the next. */
-	return s ? strlen(s) + 1 : 0;
+	return (ssize_t)strlen(s) + 1;
 }
 
 static int region_info_from_json(json_t *o, void *element, char **ret_error)
@@ -596,7 +656,7 @@ static int region_info_from_json(json_t *o, void *element, char **ret_error)
 	    (r = u64_member(o, "attached", true, UINT32_MAX, &attached, ret_error)) < 0 ||
 	    (r = u64_member(o, "windows", true, UINT32_MAX, &windows, ret_error)) < 0 ||
 	    (r = u64_member(o, "owner_pid", true, INT32_MAX, &owner, ret_error)) < 0 ||
-	    /* Daemons before issue 16 do not send it. */
+	    /* Optional: older daemons omit it. */
 	    (r = u64_member(o, "inode", false, INT64_MAX, &info->inode, ret_error)) < 0 ||
 	    (r = string_member(o, "access", true, PATH_MAX, &info->access, ret_error)) < 0)
 		return r;
@@ -657,13 +717,6 @@ static int uints_member(json_t *o, const char *key, bool required, uint64_t max,
 	return 0;
 }
 
-static void strv_free_(char **v)
-{
-	for (char **p = v; p && *p; p++)
-		free(*p);
-	free(v);
-}
-
 /* Member key, an array of strings, as a NULL-terminated vector. */
 static int strv_member(json_t *o, const char *key, char ***ret, char **ret_error)
 {
@@ -691,31 +744,30 @@ static void grant_done(struct proto_grant *g)
 	free(g->region);
 	free(g->users);
 	free(g->groups);
-	strv_free_(g->containers);
-	strv_free_(g->container_ids);
+	strv_free(g->containers);
+	strv_free(g->container_ids);
 	annotations_free(g->annotations, g->n_annotations);
 	*g = (struct proto_grant){};
 }
 
-static json_t *grant_to_json(const void *element)
+static int grant_to_json(const void *element, json_t **ret)
 {
 	const struct proto_grant *g = element;
-	json_t *o = new_object();
-	int r = 0;
+	_cleanup_(json_decrefp) json_t *o = new_object();
+	int r = o ? 0 : -ENOMEM;
 
-	if (!o)
-		return NULL;
-	r |= set_new(o, "source", json_string(g->source));
-	r |= set_new(o, "region", json_string(g->region));
-	r |= set_new(o, "mode", json_string(access_mode_to_string(g->mode)));
-	r |= set_new(o, "users", objects_to_json(g->users, g->n_users, sizeof(uid_t), uint_to_json));
-	r |= set_new(o, "groups", objects_to_json(g->groups, g->n_groups, sizeof(gid_t), uint_to_json));
-	r |= set_new(o, "containers", strv_to_json(g->containers));
-	r |= set_new(o, "container_ids", strv_to_json(g->container_ids));
-	r |= set_new(o, "annotations", annotations_to_json(g->annotations, g->n_annotations));
-	if (r < 0)
-		o = (json_decref(o), NULL);
-	return o;
+	if (r < 0 ||
+	    (r = set_text(o, "source", g->source)) < 0 ||
+	    (r = set_text(o, "region", g->region)) < 0 ||
+	    (r = set_text(o, "mode", access_mode_to_string(g->mode))) < 0 ||
+	    (r = set_array(o, "users", g->users, g->n_users, sizeof(uid_t), uint_to_json)) < 0 ||
+	    (r = set_array(o, "groups", g->groups, g->n_groups, sizeof(gid_t), uint_to_json)) < 0 ||
+	    (r = set_strv(o, "containers", g->containers)) < 0 ||
+	    (r = set_strv(o, "container_ids", g->container_ids)) < 0 ||
+	    (r = set_annotations(o, "annotations", g->annotations, g->n_annotations)) < 0)
+		return r;
+	*ret = TAKE_PTR(o);
+	return 0;
 }
 
 static int grant_from_json(json_t *o, void *element, char **ret_error)
@@ -747,22 +799,21 @@ static void container_info_done(struct proto_container_info *c)
 	*c = (struct proto_container_info){};
 }
 
-static json_t *container_info_to_json(const void *element)
+static int container_info_to_json(const void *element, json_t **ret)
 {
 	const struct proto_container_info *c = element;
-	json_t *o = new_object();
-	int r = 0;
+	_cleanup_(json_decrefp) json_t *o = new_object();
+	int r = o ? 0 : -ENOMEM;
 
-	if (!o)
-		return NULL;
-	r |= set_new(o, "id", json_string(c->id));
-	r |= set_string(o, "name", c->name);
-	r |= set_new(o, "pid", json_integer(c->pid));
-	r |= set_new(o, "regions", region_requests_to_json(c->regions, c->n_regions));
-	r |= set_new(o, "connections", json_integer((json_int_t)c->connections));
-	if (r < 0)
-		o = (json_decref(o), NULL);
-	return o;
+	if (r < 0 ||
+	    (r = set_text(o, "id", c->id)) < 0 ||
+	    (r = set_string(o, "name", c->name)) < 0 ||
+	    (r = set_integer(o, "pid", c->pid)) < 0 ||
+	    (r = set_region_requests(o, "regions", c->regions, c->n_regions)) < 0 ||
+	    (r = set_integer(o, "connections", (json_int_t)c->connections)) < 0)
+		return r;
+	*ret = TAKE_PTR(o);
+	return 0;
 }
 
 static int container_info_from_json(json_t *o, void *element, char **ret_error)
@@ -835,14 +886,14 @@ void proto_reply_done(struct proto_reply *reply)
 
 static int encode_hello_reply(json_t *o, const struct proto_reply *reply)
 {
-	int r = 0;
+	int r;
 
-	r |= set_new(o, "versions", objects_to_json(reply->hello.versions, reply->hello.n_versions,
-						     sizeof(uint32_t), uint_to_json));
-	r |= set_string(o, "server", reply->hello.server);
-	r |= set_new(o, "max_message", json_integer((json_int_t)reply->hello.max_message));
-	r |= set_new(o, "uid", json_integer(reply->hello.uid));
-	return r;
+	if ((r = set_array(o, "versions", reply->hello.versions, reply->hello.n_versions, sizeof(uint32_t),
+			   uint_to_json)) < 0 ||
+	    (r = set_string(o, "server", reply->hello.server)) < 0 ||
+	    (r = set_integer(o, "max_message", (json_int_t)reply->hello.max_message)) < 0)
+		return r;
+	return set_integer(o, "uid", reply->hello.uid);
 }
 
 /* Daemons say who they are; what a client needs of that is only that it
@@ -868,9 +919,9 @@ static int encode_get_reply(json_t *o, const struct proto_reply *reply)
 
 	/* The daemon always says; a decoded reply may not have. */
 	if (reply->get.mode != ACCESS_NONE)
-		r |= set_new(o, "mode", json_string(access_mode_to_string(reply->get.mode)));
-	if (reply->has_region)
-		r |= set_new(o, "region", region_info_to_json(&reply->region));
+		r = set_text(o, "mode", access_mode_to_string(reply->get.mode));
+	if (r == 0 && reply->has_region)
+		r = set_encoded(o, "region", &reply->region, region_info_to_json);
 	return r;
 }
 
@@ -888,12 +939,12 @@ static int decode_get_reply(json_t *o, struct proto_reply *reply, char **ret_err
 
 static int encode_list_reply(json_t *o, const struct proto_reply *reply)
 {
-	int r = 0;
+	int r;
 
-	r |= set_new(o, "regions", objects_to_json(reply->list.regions, reply->list.n_regions,
-						   sizeof(*reply->list.regions), region_info_to_json));
-	if (reply->list.has_next)
-		r |= set_new(o, "next", json_integer(reply->list.next));
+	r = set_array(o, "regions", reply->list.regions, reply->list.n_regions, sizeof(*reply->list.regions),
+		      region_info_to_json);
+	if (r == 0 && reply->list.has_next)
+		r = set_integer(o, "next", reply->list.next);
 	return r;
 }
 
@@ -918,16 +969,16 @@ static int decode_list_reply(json_t *o, struct proto_reply *reply, char **ret_er
 
 static int encode_show_reply(json_t *o, const struct proto_reply *reply)
 {
-	int r = 0;
+	int r;
 
-	r |= set_new(o, "region", region_info_to_json(&reply->region));
-	r |= set_string(o, "source", reply->show.source);
-	r |= set_string(o, "error", reply->show.error);
-	r |= set_string(o, "pending_source", reply->show.pending_source);
-	if (reply->show.has_grants)
-		r |= set_new(o, "grants", objects_to_json(reply->show.grants, reply->show.n_grants,
-							  sizeof(*reply->show.grants), grant_to_json));
-	return r;
+	if ((r = set_encoded(o, "region", &reply->region, region_info_to_json)) < 0 ||
+	    (r = set_string(o, "source", reply->show.source)) < 0 ||
+	    (r = set_string(o, "error", reply->show.error)) < 0 ||
+	    (r = set_string(o, "pending_source", reply->show.pending_source)) < 0 ||
+	    !reply->show.has_grants)
+		return r;
+	return set_array(o, "grants", reply->show.grants, reply->show.n_grants, sizeof(*reply->show.grants),
+			 grant_to_json);
 }
 
 static int decode_show_reply(json_t *o, struct proto_reply *reply, char **ret_error)
@@ -963,7 +1014,7 @@ static int encode_register_reply(json_t *o, const struct proto_reply *reply)
 	/* The daemon registers 1 or more; a decoded reply may have none. */
 	if (reply->reg.n_regions == 0)
 		return 0;
-	return set_new(o, "regions", region_requests_to_json(reply->reg.regions, reply->reg.n_regions));
+	return set_region_requests(o, "regions", reply->reg.regions, reply->reg.n_regions);
 }
 
 static int decode_register_reply(json_t *o, struct proto_reply *reply, char **ret_error)
@@ -973,10 +1024,8 @@ static int decode_register_reply(json_t *o, struct proto_reply *reply, char **re
 
 static int encode_containers_reply(json_t *o, const struct proto_reply *reply)
 {
-	return set_new(o, "containers", objects_to_json(reply->containers.containers,
-							reply->containers.n_containers,
-							sizeof(*reply->containers.containers),
-							container_info_to_json));
+	return set_array(o, "containers", reply->containers.containers, reply->containers.n_containers,
+			 sizeof(*reply->containers.containers), container_info_to_json);
 }
 
 static int decode_containers_reply(json_t *o, struct proto_reply *reply, char **ret_error)
@@ -990,8 +1039,8 @@ static int encode_destroy_reply(json_t *o, const struct proto_reply *reply)
 {
 	int r = encode_message_reply(o, reply);
 
-	if (reply->has_region)
-		r |= set_new(o, "region", region_info_to_json(&reply->region));
+	if (r == 0 && reply->has_region)
+		r = set_encoded(o, "region", &reply->region, region_info_to_json);
 	return r;
 }
 
@@ -1019,13 +1068,16 @@ static const struct {
 
 static int encode_error(json_t *o, const struct proto_reply *reply)
 {
-	int r = 0;
+	int r;
 
-	r |= set_new(o, "errno", json_string(errno_to_name(reply->error)));
-	/* json_string() refuses invalid UTF-8, which a region name cannot
-	 * have but a message quoting a peer's string might. */
-	r |= set_new(o, "message", json_string(strempty(reply->message)) ?:
-				   json_string("(message not valid UTF-8)"));
+	r = set_text(o, "errno", errno_to_name(reply->error));
+	if (r < 0)
+		return r;
+	r = set_text(o, "message", strempty(reply->message));
+	/* A region name cannot be other than UTF-8, but a message quoting
+	 * a peer's string can: the error must get through all the same. */
+	if (r == -EILSEQ)
+		r = set_text(o, "message", "(message not valid UTF-8)");
 	return r;
 }
 
@@ -1034,18 +1086,14 @@ static int reply_encode(const struct proto_reply *reply,
 			int (*encode)(json_t *o, const struct proto_reply *reply), char **ret, size_t *ret_len)
 {
 	_cleanup_(json_decrefp) json_t *o = new_object();
-	int r = 0;
+	int r;
 
 	if (!o)
 		return -ENOMEM;
-	r |= set_new(o, "version", json_integer(MSHARE_PROTOCOL_VERSION));
-	r |= set_new(o, "status", json_string(reply->error ? "error" : "ok"));
-	if (reply->error)
-		r |= encode_error(o, reply);
-	else if (encode)
-		r |= encode(o, reply);
-	if (r < 0)
-		return -ENOMEM;
+	if ((r = set_integer(o, "version", MSHARE_PROTOCOL_VERSION)) < 0 ||
+	    (r = set_text(o, "status", reply->error ? "error" : "ok")) < 0 ||
+	    (r = reply->error ? encode_error(o, reply) : encode ? encode(o, reply) : 0) < 0)
+		return r;
 	return dump(o, ret, ret_len);
 }
 

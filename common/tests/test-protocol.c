@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "mshare-common/protocol.h"
 #include "mshare-common/tap.h"
+#include "proto-equal.h"
 
 static bool str_eq(const char *a, const char *b)
 {
@@ -16,21 +17,8 @@ static bool request_equal(const struct proto_request *a, const struct proto_requ
 	    !str_eq(a->container_id, b->container_id) || a->n_annotations != b->n_annotations ||
 	    a->n_regions != b->n_regions)
 		return false;
-	for (size_t i = 0; i < a->n_regions; i++)
-		if (!streq(a->regions[i].region, b->regions[i].region) || a->regions[i].mode != b->regions[i].mode)
-			return false;
-	for (size_t i = 0; i < a->n_annotations; i++) {
-		bool found = false;
-
-		/* JSON objects have no order. */
-		for (size_t j = 0; j < b->n_annotations; j++)
-			if (streq(a->annotations[i].key, b->annotations[j].key) &&
-			    streq(a->annotations[i].value, b->annotations[j].value))
-				found = true;
-		if (!found)
-			return false;
-	}
-	return true;
+	return region_requests_equal(a->regions, b->regions, a->n_regions) &&
+	       annotations_equal(a->annotations, b->annotations, a->n_annotations);
 }
 
 static void roundtrip(const char *what, const struct proto_request *req)
@@ -503,7 +491,7 @@ static void test_region_without_inode(void)
 		"\"rss_bytes\":0,\"pgtables_bytes\":0,\"attached\":0,\"windows\":0,\"owner_pid\":0,\"access\":\"rw\"}}";
 
 	ok(proto_reply_decode(PROTO_OP_SHOW, m, strlen(m), &r, &e) == 0 && r.region.inode == 0,
-	   "a region without inode (a daemon before issue 16) reads as inode 0");
+	   "a region without inode (an older daemon) reads as inode 0");
 }
 
 static void test_reply_limit(void)
@@ -515,6 +503,34 @@ static void test_reply_limit(void)
 	s[MSHARE_PROTOCOL_MAX_MESSAGE] = '\0';
 	ok(proto_reply_encode(PROTO_OP_RELOAD, &(struct proto_reply){ .message = s }, &text, &len) == -EMSGSIZE &&
 	   !text, "an oversized reply is never sent");
+}
+
+/* Text that JSON cannot carry is -EILSEQ, which the daemon answers as
+ * such, not -ENOMEM, after which it would hang up; and the region's length
+ * for list's paging says so too, rather than 0. */
+static void test_not_utf8(void)
+{
+	struct proto_region_info bad_path = pool;
+	struct proto_annotation bad_key[] = { { "tier\xc3", "prod" } };
+	struct proto_grant grant = { .source = "/etc/mshare/regions.d/\xe9t\xe9.conf:3", .region = "pool",
+				     .mode = ACCESS_RO };
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	ssize_t n;
+
+	bad_path.path = (char *)"/srv/caf\xe9";
+	n = proto_region_info_length(&pool);
+	ok(n > 0 && (size_t)n == strlen(REGION_JSON) + 1, "a region's length in a list reply: %zd", n);
+	ok(proto_region_info_length(&bad_path) == -EILSEQ, "a region with a path that is not UTF-8: EILSEQ");
+	ok(proto_reply_encode(PROTO_OP_LIST, &(struct proto_reply){ .list = { .regions = &bad_path, .n_regions = 1 } },
+			      &text, &len) == -EILSEQ && !text, "a list reply with it: EILSEQ");
+	ok(proto_reply_encode(PROTO_OP_SHOW, &(struct proto_reply){ .has_region = true, .region = pool,
+			      .show = { .has_grants = true, .grants = &grant, .n_grants = 1 } },
+			      &text, &len) == -EILSEQ && !text, "a show reply with a grant's source not UTF-8: EILSEQ");
+	ok(proto_request_encode(&(struct proto_request){ .op = PROTO_OP_GET, .region = "pool", .mode = ACCESS_RO,
+							 .has_container = true, .annotations = bad_key,
+							 .n_annotations = 1 }, &text, &len) == -EILSEQ && !text,
+	   "a request with an annotation key that is not UTF-8: EILSEQ");
 }
 
 int main(void)
@@ -531,5 +547,6 @@ int main(void)
 	test_reply_rejections();
 	test_region_without_inode();
 	test_reply_limit();
+	test_not_utf8();
 	return tap_finish();
 }

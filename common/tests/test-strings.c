@@ -7,6 +7,7 @@
 #include "mshare-common/strprintf.h"
 #include "mshare-common/strv.h"
 #include "mshare-common/tap.h"
+#include "mshare-common/utf8.h"
 
 static void test_error_set(void)
 {
@@ -92,11 +93,35 @@ static void test_log(void)
 	   escape_control(buf, esc, sizeof(esc)));
 }
 
+static void test_utf8(void)
+{
+	static const struct {
+		const char *s;
+		bool valid;
+	} cases[] = {
+		{ "", true },
+		{ "pool", true },
+		{ "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80", true },
+		{ "\xc2\x85", true },		/* U+0085, a C1 control: valid, escape_control() escapes it */
+		{ "caf\xe9", false },		/* Latin-1 */
+		{ "\xc3", false },		/* cut short */
+		{ "\xc0\xaf", false },		/* overlong */
+		{ "\xed\xa0\x80", false },	/* a surrogate */
+		{ "\xf4\x90\x80\x80", false },	/* past U+10FFFF */
+		{ "\xff", false },
+	};
+
+	for (size_t i = 0; i < ARRAY_SIZE(cases); i++)
+		ok(utf8_is_valid(cases[i].s) == cases[i].valid, "utf8_is_valid() case %zu: %s", i,
+		   cases[i].valid ? "valid" : "not valid");
+}
+
 int main(void)
 {
 	test_error_set();
 	test_strv();
 	test_escape_control();
+	test_utf8();
 	test_log();
 	return tap_finish();
 }

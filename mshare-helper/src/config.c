@@ -13,6 +13,7 @@
 #include <grp.h>
 #include <ini.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pwd.h>
 #include <stdarg.h>
 #include <sys/mman.h>
@@ -20,6 +21,8 @@
 #include <sys/sysmacros.h>
 
 #include "config.h"
+#include "mshare-common/escape.h"
+#include "mshare-common/utf8.h"
 
 static const char *const backing_names[_BACKING_MAX] = {
 	[BACKING_ANONYMOUS] = "anonymous",
@@ -730,7 +733,16 @@ static void grant_key(struct parser *p, const char *key, const char *value)
 static int parser_handle(void *userdata, const char *section, const char *key, const char *value)
 {
 	struct parser *p = userdata;
+	char escaped[128];
 
+	/* Names, paths and patterns go into the replies to show and list,
+	 * which are JSON, and into the journal: UTF-8 only. Refused here, with
+	 * the file and line, rather than in a reply that cannot be sent. */
+	if (!utf8_is_valid(section) || !utf8_is_valid(key) || !utf8_is_valid(value)) {
+		parser_error(p, p->line, "%s=: not valid UTF-8 (the configuration is UTF-8 text)",
+			     escape_control(key, escaped, sizeof(escaped)));
+		return 1;
+	}
 	if (p->kind == SECTION_NONE) {
 		parser_error(p, p->line, "%s=: key outside of a section", key);
 		p->kind = SECTION_INVALID; /* report this once */
@@ -834,6 +846,18 @@ int config_load_dir(const char *dir, struct config **ret, char ***errors)
 		path = strprintf("%s/%s", dir, names[i]->d_name);
 		if (!path) {
 			r = -ENOMEM;
+			goto next;
+		}
+		/* A file's name is in the source ("FILE:LINE") of what it
+		 * configures, which show replies carry as JSON: UTF-8 only. */
+		if (!utf8_is_valid(path)) {
+			char escaped[PATH_MAX];
+
+			if (strv_extendf(errors, "%s: the file name is not valid UTF-8; rename the file",
+					 escape_control(path, escaped, sizeof(escaped))) < 0)
+				r = -ENOMEM;
+			else if (r == 0)
+				r = -EINVAL;
 			goto next;
 		}
 		f = fopen(path, "re");

@@ -184,19 +184,6 @@ static int conn_send(struct conn *c, char *text, size_t len, int pass_fd, bool c
 	return close_after ? -ECONNABORTED : 0;
 }
 
-/* The reply to op (with pass_fd, if >= 0), as conn_send(). */
-static int conn_reply(struct conn *c, enum proto_op op, const struct proto_reply *reply, int pass_fd)
-{
-	char *text;
-	size_t len;
-	int k;
-
-	k = proto_reply_encode(op, reply, &text, &len);
-	if (k < 0)
-		return log_error_errno(k, "Cannot encode a reply to pid %d: %m", (int)c->peer.pid);
-	return conn_send(c, text, len, pass_fd, false);
-}
-
 /* A refusal, and with close_after the reply to a malformed request, after
  * which the connection is closed. */
 _printf_(4, 5) static int conn_error(struct conn *c, bool close_after, int error, const char *format, ...)
@@ -216,6 +203,35 @@ _printf_(4, 5) static int conn_error(struct conn *c, bool close_after, int error
 	if (k < 0)
 		return log_error_errno(k, "Cannot encode a reply to pid %d: %m", (int)c->peer.pid);
 	return conn_send(c, text, len, -1, close_after);
+}
+
+/*
+ * The reply to op (with pass_fd, if >= 0), as conn_send(). A reply too
+ * large for one message (a show with many grants) or with text that JSON
+ * cannot carry is answered with an error that says so (EMSGSIZE, EILSEQ):
+ * a hang-up would tell the client nothing. The request was well-formed, so
+ * the connection stays open.
+ */
+static int conn_reply(struct conn *c, enum proto_op op, const struct proto_reply *reply, int pass_fd)
+{
+	char *text;
+	size_t len;
+	int k;
+
+	k = proto_reply_encode(op, reply, &text, &len);
+	if (k == -EMSGSIZE || k == -EILSEQ) {
+		log_warning_errno(k, "Cannot encode the reply to %s for pid %d (%s): %m; answering %s.",
+				  proto_op_to_string(op), (int)c->peer.pid, c->peer.comm, errno_to_name(k));
+		if (k == -EMSGSIZE)
+			return conn_error(c, false, EMSGSIZE, "the reply could not be encoded: it would be "
+					  "longer than the maximum message of %d bytes",
+					  MSHARE_PROTOCOL_MAX_MESSAGE);
+		return conn_error(c, false, EILSEQ,
+				  "the reply could not be encoded: it would carry text that is not valid UTF-8");
+	}
+	if (k < 0)
+		return log_error_errno(k, "Cannot encode a reply to pid %d: %m", (int)c->peer.pid);
+	return conn_send(c, text, len, pass_fd, false);
 }
 
 static void conn_flush(struct conn *c)
@@ -420,18 +436,25 @@ static int op_list(struct conn *c, const struct proto_request *req)
 		const struct region *r = m->regions[i];
 		enum access_mode access = conn_access(c, r->config.name);
 		struct proto_region_info info;
-		size_t n;
+		ssize_t n;
 
 		/* A container sees only the regions it may get. */
 		if (c->channel && access == ACCESS_NONE)
 			continue;
 		info = region_info(r, access);
 		n = proto_region_info_length(&info);
-		if (n == 0)
+		if (n == -EILSEQ) {
+			/* Only this region cannot be told (the configuration
+			 * refuses such text, so this is a bug); the others can. */
+			log_error_errno((int)n, "Leaving region '%s' out of the list for pid %d: %m "
+					"(Path=%s)", r->config.name, (int)c->peer.pid, strna(info.path));
+			continue;
+		}
+		if (n < 0)
 			return log_oom();
-		if (n > room)
+		if ((size_t)n > room)
 			break; /* the rest on the next page */
-		room -= n;
+		room -= (size_t)n;
 		infos[reply.list.n_regions++] = info;
 	}
 	if (i < m->n_regions) {

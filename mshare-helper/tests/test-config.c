@@ -241,6 +241,14 @@ static void test_bad(void)
 	expect_error("unclosed section header", "[Region\nName=x\nSize=4K\n", "test.conf:1: syntax error", NULL);
 	expect_error("empty section", "[Region]\n[Region]\nName=x\nSize=4K\n", "test.conf:1: empty section", NULL);
 	expect_error_n("NUL byte", nul, sizeof(nul) - 1, "test.conf:3: NUL byte", NULL);
+	/* The replies to show and list carry these in JSON, which cannot. */
+	expect_error("a path that is not UTF-8", "[Region]\nName=x\nSize=4K\nBacking=file\nPath=/srv/caf\xe9\n",
+		     "test.conf:5: Path=: not valid UTF-8", NULL);
+	expect_error("a container pattern that is not UTF-8",
+		     "[Region]\nName=x\nSize=4K\n[Grant]\nRegion=x\nContainer=caf\xe9-*\n",
+		     "test.conf:6: Container=: not valid UTF-8", NULL);
+	expect_error("a key that is not UTF-8", "[Region]\nName=x\nSize=4K\nSiz\xe9=1\n",
+		     "test.conf:4: Siz\\xe9=: not valid UTF-8", NULL);
 
 	memset(long_line, 'a', sizeof(long_line));
 	memcpy(long_line, "[Region]\nName=x\nSize=4K\nPath=/", 30);
@@ -315,6 +323,19 @@ static void test_dir(void)
 	ok(k == -EINVAL && !c && has_error(errors, "/20-c.conf:2: Name=: duplicate region name 'a', first defined at ") &&
 	   has_error(errors, "/00-a.conf:1"),
 	   "directory: a duplicate across files names both places");
+
+	/* Its name is in the source ("FILE:LINE") that show replies carry. */
+	write_file(dir, "20-c.conf", "[Region]\nName=c\nSize=4K\n");
+	write_file(dir, "30-caf\xe9.conf", "[Region]\nName=d\nSize=4K\n");
+	config_free(c);
+	c = NULL;
+	strv_free(errors);
+	errors = NULL;
+	k = config_load_dir(dir, &c, &errors);
+	if (!ok(k == -EINVAL && !c && strv_length(errors) == 1 &&
+		has_error(errors, "/30-caf\\xe9.conf: the file name is not valid UTF-8"),
+		"directory: a file name that is not UTF-8 is refused, escaped in the error"))
+		print_errors(errors);
 
 	snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
 	if (system(cmd) != 0)

@@ -11,6 +11,7 @@
 #include "config.h"
 #include "fdstore.h"
 #include "mshare-common/tap.h"
+#include "proto-equal.h"
 #include "state.h"
 
 static struct container_annotation annotations[] = {
@@ -58,19 +59,8 @@ static bool same_container(const struct state_container *a, const struct state_c
 	    a->pid != b->pid || !streq(a->cgroup, b->cgroup) || a->n_annotations != b->n_annotations ||
 	    a->n_regions != b->n_regions)
 		return false;
-	for (size_t i = 0; i < a->n_regions; i++)
-		if (!streq(a->regions[i].region, b->regions[i].region) || a->regions[i].mode != b->regions[i].mode)
-			return false;
-	for (size_t i = 0; i < a->n_annotations; i++) {
-		bool found = false;
-
-		for (size_t j = 0; j < b->n_annotations; j++)
-			found |= streq(a->annotations[i].key, b->annotations[j].key) &&
-				 streq(a->annotations[i].value, b->annotations[j].value);
-		if (!found)
-			return false;
-	}
-	return true;
+	return region_requests_equal(a->regions, b->regions, a->n_regions) &&
+	       annotations_equal(a->annotations, b->annotations, a->n_annotations);
 }
 
 static void test_roundtrip(void)

@@ -105,9 +105,10 @@ struct proto_region_info {
 };
 
 void proto_region_info_done(struct proto_region_info *info);
-/* Bytes the region takes in a list reply, for the daemon's paging; 0 if it
- * cannot be encoded. */
-size_t proto_region_info_length(const struct proto_region_info *info);
+/* Bytes the region takes in a list reply, for the daemon's paging; or
+ * -EILSEQ if a string of it is not valid UTF-8 (JSON cannot carry it), or
+ * -ENOMEM. */
+ssize_t proto_region_info_length(const struct proto_region_info *info);
 
 /* A [Grant] that names a region, in a show reply to root. */
 struct proto_grant {
@@ -187,7 +188,9 @@ void proto_reply_done(struct proto_reply *reply);
 /*
  * The reply to op: {"version":1,"status":"ok", ...the members of op's
  * reply} or, if reply->error is set, the error with its errno name and
- * reply->message. -EMSGSIZE past MSHARE_PROTOCOL_MAX_MESSAGE.
+ * reply->message. -EMSGSIZE past MSHARE_PROTOCOL_MAX_MESSAGE, -EILSEQ if a
+ * string of it is not valid UTF-8 (JSON cannot carry it), -ENOMEM. The
+ * same for proto_request_encode().
  */
 int proto_reply_encode(enum proto_op op, const struct proto_reply *reply, char **ret, size_t *ret_len);
 /* An error reply (error > 0, or -errno); a message that is not UTF-8 is
