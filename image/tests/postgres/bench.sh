@@ -95,10 +95,11 @@ point() {
 	out=$(run_sql /tmp/touch.sql "$c") || status=failed
 	t1=$(date +%s%N)
 	conn=$(sed -n 's/^initial connection time = \([0-9.]*\) ms$/\1/p' <<<"$out")
-	# pgbench's -T clock runs while its clients connect: add the time
-	# connecting them all took, so each run has its seconds of work.
+	# pgbench's -T clock runs while its clients connect: add twice the
+	# time connecting them all took (connecting them again can take longer
+	# than that on a busy host), so each run has its seconds of work.
 	conn_ms=${conn%.*}
-	out2=$(pgbench_n -n -S -c "$c" -j 2 -T "$((seconds + ${conn_ms:-0} / 1000 + 1))" -h "$sock" \
+	out2=$(pgbench_n -n -S -c "$c" -j 2 -T "$((seconds + 2 * ${conn_ms:-0} / 1000 + 1))" -h "$sock" \
 		-U postgres postgres 2>&1) || status=failed
 	tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' <<<"$out2")
 	figs=$(psql_at $N -c "$stats_json") || figs='{}'
