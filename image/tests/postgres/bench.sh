@@ -125,8 +125,13 @@ progress "cluster ready; shared_buffers $buffers MiB, clients $clients, mshare a
 first=1
 for way in ${ways//,/ }; do
 	if [ "$way" = huge ]; then
-		# The whole shared memory in 2 MiB pages, and some room.
-		want=$((buffers / 2 + 64))
+		# The server's whole shared memory in 2 MiB pages, as it computes
+		# it for these settings (shared_buffers is only part of it: room
+		# for 4096 connections is over 100 MiB more), and some room.
+		# shellcheck disable=SC2086 # the settings are separate words
+		want=$(pg "$PGBIN/postgres" -D "$PGROOT/$N/data" $BENCH_SETTINGS \
+			-C shared_memory_size_in_huge_pages 2>/dev/null) || want=$((buffers / 2))
+		want=$((want + 16))
 		echo "$want" >/proc/sys/vm/nr_hugepages
 		got=$(cat /proc/sys/vm/nr_hugepages)
 		if [ "$got" -lt "$want" ]; then
