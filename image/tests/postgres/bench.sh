@@ -95,10 +95,11 @@ point() {
 	out=$(run_sql /tmp/touch.sql "$c") || status=failed
 	t1=$(date +%s%N)
 	conn=$(sed -n 's/^initial connection time = \([0-9.]*\) ms$/\1/p' <<<"$out")
-	# pgbench's -T clock runs while its clients connect: add the time
-	# connecting them all took, so each run has its seconds of work.
+	# pgbench's -T clock runs while its clients connect: add twice the
+	# time connecting them all took (connecting them again can take longer
+	# than that on a busy host), so each run has its seconds of work.
 	conn_ms=${conn%.*}
-	out2=$(pgbench_n -n -S -c "$c" -j 2 -T "$((seconds + ${conn_ms:-0} / 1000 + 1))" -h "$sock" \
+	out2=$(pgbench_n -n -S -c "$c" -j 2 -T "$((seconds + 2 * ${conn_ms:-0} / 1000 + 1))" -h "$sock" \
 		-U postgres postgres 2>&1) || status=failed
 	tps=$(sed -n 's/^tps = \([0-9.]*\) (without initial connection time)$/\1/p' <<<"$out2")
 	figs=$(psql_at $N -c "$stats_json") || figs='{}'
@@ -124,8 +125,13 @@ progress "cluster ready; shared_buffers $buffers MiB, clients $clients, mshare a
 first=1
 for way in ${ways//,/ }; do
 	if [ "$way" = huge ]; then
-		# The whole shared memory in 2 MiB pages, and some room.
-		want=$((buffers / 2 + 64))
+		# The server's whole shared memory in 2 MiB pages, as it computes
+		# it for these settings (shared_buffers is only part of it: room
+		# for 4096 connections is over 100 MiB more), and some room.
+		# shellcheck disable=SC2086 # the settings are separate words
+		want=$(pg "$PGBIN/postgres" -D "$PGROOT/$N/data" $BENCH_SETTINGS \
+			-C shared_memory_size_in_huge_pages 2>/dev/null) || want=$((buffers / 2))
+		want=$((want + 16))
 		echo "$want" >/proc/sys/vm/nr_hugepages
 		got=$(cat /proc/sys/vm/nr_hugepages)
 		if [ "$got" -lt "$want" ]; then
