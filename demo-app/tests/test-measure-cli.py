@@ -16,22 +16,12 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../common"))
+from ktap import finish, ok  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 MEASURE = os.path.join(BUILD, "demo-measure")
 FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fixtures")
-
-count = 0
-failed = 0
-
-
-def ok(cond, what):
-    global count, failed
-    count += 1
-    if not cond:
-        failed += 1
-    print(f"{'ok' if cond else 'not ok'} {count} - {what}", flush=True)
-    return cond
-
 
 def measure(*args, stdin=None, env=None):
     e = dict(os.environ)
@@ -153,8 +143,7 @@ def main():
         test_host()
     finally:
         subprocess.run(["rm", "-rf", tmp])
-    print(f"1..{count}")
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":

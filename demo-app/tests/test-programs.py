@@ -25,38 +25,14 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../common"))
+from ktap import diag, finish, ok, skip  # noqa: E402
+
 BUILD = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else "build")
 LOAD = os.path.join(BUILD, "demo-load")
 WORKER = os.path.join(BUILD, "demo-worker")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 MIB = 1 << 20
-
-count = 0
-failed = 0
-
-
-def ok(cond, what):
-    global count, failed
-    if not count:
-        print("KTAP version 1")
-    count += 1
-    if not cond:
-        failed += 1
-    print(f"{'ok' if cond else 'not ok'} {count} {what}", flush=True)
-    return cond
-
-
-def skip(what, reason):
-    global count
-    if not count:
-        print("KTAP version 1")
-    count += 1
-    print(f"ok {count} {what} # SKIP {reason}", flush=True)
-
-
-def diag(text):
-    for line in str(text).splitlines():
-        print(f"# {line}", flush=True)
 
 
 def run(argv, env=None, timeout=120, **kw):
@@ -255,11 +231,13 @@ def test_stop_signal(pool):
     start = time.monotonic()
     p.send_signal(signal.SIGTERM)
     out, err = p.communicate(timeout=60)
+    waited = time.monotonic() - start
     j = one_json(out)
     ok(p.returncode == 0 and j and 0 < j["run_s"] < 60 and j["ops"] > 0 and j["errors"] == 0
-       and (j.get("verify") or {}).get("missing") == 0 and time.monotonic() - start < 30,
-       "SIGTERM ends a 600 s run early: the worker verifies and reports"
-       + ("" if p.returncode == 0 else f" (status {p.returncode}: {err.strip()})"))
+       and (j.get("verify") or {}).get("missing") == 0 and waited < 30,
+       "SIGTERM ends a 600 s run early: the worker verifies and reports",
+       detail=f"status {p.returncode}, {waited:.1f} s after the signal; report: {out.strip()}; "
+       f"stderr: {err.strip()}")
 
 
 def test_seed(pool):
@@ -517,8 +495,7 @@ def main():
     finally:
         pools.cleanup()
         subprocess.run(["rm", "-rf", tmp])
-    print(f"1..{count}")
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":

@@ -30,34 +30,11 @@ import tempfile
 import threading
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../common"))
+from ktap import finish, ok, skip  # noqa: E402
+
 MAX_MESSAGE = 64 * 1024
 NOBODY = 65534
-
-count = 0
-failed = 0
-
-
-def ok(cond, what, detail=None):
-    global count, failed
-    if not count:
-        print("KTAP version 1")
-    count += 1
-    if not cond:
-        failed += 1
-    print(f"{'ok' if cond else 'not ok'} {count} {what}")
-    if not cond and detail is not None:
-        for line in str(detail).splitlines():
-            print(f"#   {line}")
-    sys.stdout.flush()
-    return cond
-
-
-def skip(what, why):
-    global count
-    if not count:
-        print("KTAP version 1")
-    count += 1
-    print(f"ok {count} {what} # SKIP {why}")
 
 
 CONFIG = """
@@ -2203,8 +2180,7 @@ def main():
         test_fd_budget(binary, tmp)
         test_restarts(binary, tmp, ctl, cg)
     cg.cleanup()
-    print(f"1..{count}")
-    return 1 if failed else 0
+    return finish()
 
 
 if __name__ == "__main__":
