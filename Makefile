@@ -1,7 +1,7 @@
 # mshare: shared page tables for Linux (msharefs). Kernel work lives in
 # kernel/, its caches in $MSHARE_CACHE (default ~/.cache/mshare).
 
-.PHONY: all kernel kernel-release test demo demo-initramfs bench bench-pg bench-flush soak deps clean image install
+.PHONY: all kernel kernel-release test demo demo-initramfs bench bench-pg bench-flush soak soak-tlb deps clean image install
 
 all: kernel
 
@@ -53,6 +53,13 @@ bench-pg: deps
 # docs/results/soak-restart-*.md. `make soak ARGS="--cycles 20"`.
 soak: deps
 	scripts/soak.sh $(ARGS)
+
+# TLB coherence under the debug kernel for minutes: mshare_tlb's coherence
+# fixture, TLB_SECONDS a variant (unmap, protect). `make soak-tlb TLB_SECONDS=600`.
+TLB_SECONDS ?= 300
+soak-tlb: deps
+	MSHARE_TESTS=tlb-soak MSHARE_TLB_SECONDS=$(TLB_SECONDS) \
+		MSHARE_TEST_TIMEOUT=$$((2 * $(TLB_SECONDS) + 300)) kernel/scripts/test.sh
 
 deps:
 	scripts/install-deps.sh

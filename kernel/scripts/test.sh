@@ -36,6 +36,9 @@ echo libmshare/guest_libmshare >"$obj/libmshare.list"
 # The flush-cost benchmark's short version: every operation it times works
 # with sharers attached (make bench runs it up to 1024 sharers).
 echo "bench/mshare_flush --sharers 1,16 --reps 3" >"$obj/bench-short.list"
+# TLB coherence for minutes (make soak-tlb): the coherence fixture of
+# mshare_tlb, which make test runs for 10 s a variant.
+echo "env MSHARE_TLB_SECONDS=${MSHARE_TLB_SECONDS:-300} mshare/mshare_tlb -f coherence" >"$obj/tlb-soak.list"
 cat "$obj/mshare.list" "$obj/libmshare.list" "$obj/bench-short.list" "$obj/mm-regress.list" >"$obj/all.list"
 [ -f "$obj/${MSHARE_TESTS:-all}.list" ] || die "selftests build left no $obj/${MSHARE_TESTS:-all}.list"
 

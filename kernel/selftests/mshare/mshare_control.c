@@ -11,11 +11,13 @@
  * objects of read-only files EACCES; the caller's READ_IMPLIES_EXEC and
  * MDWE apply as in mprotect()); mshare_advise() (populate, DONTNEED
  * keeps shared memory, REMOVE zeroes, the accepted and the refused
- * advice); and who may do it: only through the owner file, the one
- * mshare_create() returned (EPERM through any other descriptor of the
- * region: reopened read-write or read-only, in this process or another,
- * even one that holds the owner file too; EBADF for fds that are not
- * regions).
+ * advice); mincore() of a window (the region's resident pages, as any
+ * process with a window sees them); msync() of a window and fsync() of
+ * the region (the file objects written back); and who may do it: only
+ * through the owner file, the one mshare_create() returned (EPERM through
+ * any other descriptor of the region: reopened read-write or read-only,
+ * in this process or another, even one that holds the owner file too;
+ * EBADF for fds that are not regions).
  */
 #include <sys/eventfd.h>
 #include <sys/personality.h>
@@ -906,6 +908,138 @@ TEST_F(control, map_secretmem_refused)
 						0, secret));
 	ASSERT_TRY_IS_HOLE();
 	close(secret);
+}
+
+/*
+ * mincore() of [p, p + len): every page's residency bit as vec[i], which
+ * must equal want(i); fails with the first page that differs.
+ */
+static int mincore_matches(const char *p, size_t len, size_t page,
+			   bool (*want)(size_t i))
+{
+	size_t n = len / page;
+	unsigned char *vec = calloc(n, 1);
+	int bad = -1;
+
+	if (!vec || mincore((void *)p, len, vec))
+		bad = -2;
+	for (size_t i = 0; bad == -1 && i < n; i++)
+		if ((vec[i] & 1) != want(i))
+			bad = i;
+	free(vec);
+	return bad;
+}
+
+static bool even_page(size_t i)
+{
+	return i % 2 == 0;
+}
+
+static bool no_page(size_t i)
+{
+	(void)i;
+	return false;
+}
+
+/*
+ * mincore() of a window says what the region holds: the pages an object
+ * has in memory, whoever touched them, and nothing for a hole.
+ */
+TEST_F(control, mincore_sees_region_pages)
+{
+	char *obj = self->win + OBJ_ROFF;
+	pid_t pid;
+	int bad;
+
+	test_sys_map_anon(_metadata, self->fd, OBJ_ROFF, OBJ_SIZE, 0);
+	bad = mincore_matches(obj, OBJ_SIZE, self->page, no_page);
+	ASSERT_EQ(-1, bad) TH_LOG("a fresh object: page %d (-2: no mincore)",
+				  bad);
+	for (size_t off = 0; off < OBJ_SIZE; off += 2 * self->page)
+		obj[off] = 1;
+	bad = mincore_matches(obj, OBJ_SIZE, self->page, even_page);
+	ASSERT_EQ(-1, bad) TH_LOG("every other page written: page %d", bad);
+	/* A hole of the region is mapped (the window) and not resident. */
+	bad = mincore_matches(self->win + TRY, SZ_64K, self->page, no_page);
+	ASSERT_EQ(-1, bad) TH_LOG("a hole: page %d", bad);
+
+	/* Another process's window, never touched, sees the same pages. */
+	pid = ASSERT_SYS(child_fork());
+	if (pid == 0) {
+		char *w = sys_mshare_attach(self->fd, 0, 0, NULL, 0);
+
+		CHILD_CHECK(w != MAP_FAILED, "attach: %m");
+		CHILD_CHECK(mincore_matches(w + OBJ_ROFF, OBJ_SIZE, self->page,
+					    even_page) == -1,
+			    "the other window's mincore()");
+		_exit(0);
+	}
+	ASSERT_CHILD_OK(pid);
+}
+
+#ifndef __NR_cachestat
+#define __NR_cachestat	451
+#endif
+
+/* The page cache of a file, as cachestat(2) counts it (linux/mman.h). */
+struct page_cache {
+	uint64_t nr_cache, nr_dirty, nr_writeback;
+	uint64_t nr_evicted, nr_recently_evicted;
+};
+
+static long long dirty_pages(int fd, uint64_t off, uint64_t len)
+{
+	struct { uint64_t off, len; } range = { off, len };
+	struct page_cache pc;
+
+	if (syscall(__NR_cachestat, fd, &range, &pc, 0))
+		return -1;
+	return pc.nr_dirty + pc.nr_writeback;
+}
+
+/*
+ * msync(MS_SYNC) of a window writes back the file objects behind it, over
+ * the range given, from the owner's window and from a sharer's; fsync()
+ * of the region's descriptor writes back all of them.
+ */
+TEST_F(control, msync_writes_back_file_objects)
+{
+	const uint64_t len = 4 * SZ_1M, half = len / 2;
+	char *obj = self->win + TRY, why[1024];
+	long long dirty;
+	pid_t pid;
+	int ffd;
+
+	ffd = disk_file(len, why, sizeof(why));
+	if (ffd < 0)
+		SKIP(return, "%s", why);
+	test_sys_map_fd(_metadata, self->fd, TRY, len, ffd, 0);
+
+	pattern_fill(obj, len, 41);
+	dirty = dirty_pages(ffd, 0, len);
+	ASSERT_LT(0, dirty) TH_LOG("nothing dirty after writing: %s",
+				   strerror(errno));
+	ASSERT_SYS(msync(obj, half, MS_SYNC));
+	EXPECT_EQ(0, dirty_pages(ffd, 0, half));
+	EXPECT_LT(0, dirty_pages(ffd, half, len - half))
+		TH_LOG("msync() of the first half wrote the second");
+	ASSERT_SYS(fsync(self->fd));
+	EXPECT_EQ(0, dirty_pages(ffd, 0, len));
+
+	pid = ASSERT_SYS(child_fork());
+	if (pid == 0) {
+		char *w = sys_mshare_attach(self->fd, 0, 0, NULL, 0);
+
+		CHILD_CHECK(w != MAP_FAILED, "attach: %m");
+		pattern_fill(w + TRY, len, 42);
+		CHILD_CHECK(dirty_pages(ffd, 0, len) > 0, "nothing dirty");
+		CHILD_CHECK(msync(w + TRY, len, MS_SYNC) == 0, "msync: %m");
+		CHILD_CHECK(dirty_pages(ffd, 0, len) == 0, "still dirty");
+		_exit(0);
+	}
+	ASSERT_CHILD_OK(pid);
+	ASSERT_FD_PATTERN(ffd, 0, len, 42);
+	close(ffd);
 }
 
 TEST_F(control, advise_populate)

@@ -230,6 +230,66 @@ TEST_F(mm, madvise_dontneed_rejected)
 	ASSERT_PATTERN(win, OBJ_SIZE, 6);
 }
 
+/*
+ * Of madvise(), a window takes only the advice about the window itself:
+ * whether fork() copies it, and MADV_DONTDUMP, which it already has.
+ * Readahead advice steers faults, which run on the region's VMA, so it
+ * goes to the region with mshare_advise(); windows are never dumped.
+ */
+TEST_F(mm, madvise_window_advice)
+{
+	const struct { int advice; const char *name; } refused[] = {
+		{ MADV_NORMAL, "MADV_NORMAL" },
+		{ MADV_RANDOM, "MADV_RANDOM" },
+		{ MADV_SEQUENTIAL, "MADV_SEQUENTIAL" },
+		{ MADV_DODUMP, "MADV_DODUMP" },
+	}, taken[] = {
+		{ MADV_DONTFORK, "MADV_DONTFORK" },
+		{ MADV_DOFORK, "MADV_DOFORK" },
+		{ MADV_DONTDUMP, "MADV_DONTDUMP" },
+	};
+	char *win = map_window(_metadata, self, 7);
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(refused); i++) {
+		EXPECT_ERRNO(EINVAL, madvise(win, self->align,
+					     refused[i].advice))
+			TH_LOG("  %s", refused[i].name);
+	}
+	for (i = 0; i < ARRAY_SIZE(taken); i++) {
+		EXPECT_EQ(0, madvise(win, self->align, taken[i].advice))
+			TH_LOG("  %s: %s", taken[i].name, strerror(errno));
+	}
+	ASSERT_PATTERN(win, OBJ_SIZE, 7);
+}
+
+/* A child has the window unless MADV_DONTFORK left it out. */
+static int child_has_window(const char *win, uint64_t align, uint64_t seed)
+{
+	if (!maps_has_range(win, align))
+		return 2;
+	return pattern_check(win, OBJ_SIZE, seed) == -1 ? 0 : 1;
+}
+
+TEST_F(mm, madvise_dontfork_leaves_window_out)
+{
+	char *win = map_window(_metadata, self, 8);
+	pid_t pid;
+
+	ASSERT_EQ(0, madvise(win, self->align, MADV_DONTFORK));
+	pid = ASSERT_SYS(child_fork());
+	if (pid == 0)
+		_exit(child_has_window(win, self->align, 8));
+	ASSERT_EQ(2, WEXITSTATUS(child_wait(pid)))
+		TH_LOG("the child of MADV_DONTFORK has the window");
+
+	ASSERT_EQ(0, madvise(win, self->align, MADV_DOFORK));
+	pid = ASSERT_SYS(child_fork());
+	if (pid == 0)
+		_exit(child_has_window(win, self->align, 8));
+	ASSERT_CHILD_OK(pid);
+}
+
 /* Page faults taken while touching (reading or writing) every page. */
 static long touch_faults(char *p, size_t len, size_t page, bool write)
 {
