@@ -187,6 +187,21 @@ fail:
 	return NULL;
 }
 
+int write_text(const char *path, const char *text)
+{
+	ssize_t n;
+	int fd, e;
+
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, text, strlen(text));
+	e = errno;
+	close(fd);
+	errno = e;
+	return n == (ssize_t)strlen(text) ? 0 : -1;
+}
+
 bool maps_has_range(const void *start, uint64_t len)
 {
 	char *maps = read_text("/proc/self/maps", NULL), *line;
@@ -1112,18 +1127,9 @@ int fd_recv(int sock, int timeout_ms)
 int cg_write(const char *cg, const char *file, const char *val)
 {
 	char path[PATH_MAX + 64];
-	ssize_t n;
-	int fd, e;
 
 	snprintf(path, sizeof(path), "%s/%s", cg, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	n = write(fd, val, strlen(val));
-	e = errno;
-	close(fd);
-	errno = e;
-	return n == (ssize_t)strlen(val) ? 0 : -1;
+	return write_text(path, val);
 }
 
 bool cg_has_word(const char *cg, const char *file, const char *word)

@@ -71,6 +71,8 @@ const char *mshare_path(const struct mshare_ctx *c, const char *name);
 void rm_tree(const char *path);
 /* The whole of a (proc) file, NUL-terminated, malloc()ed; NULL on error. */
 char *read_text(const char *path, size_t *len);
+/* Write text to an existing (proc, sysfs, cgroup) file in one write; 0 or -1. */
+int write_text(const char *path, const char *text);
 /* /proc/self/maps has a mapping of exactly [start, start + len). */
 bool maps_has_range(const void *start, uint64_t len);
 

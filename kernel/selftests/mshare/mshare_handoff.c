@@ -14,8 +14,8 @@
  * ownership, read-only or read-write by the open mode.
  *
  * The tests: dup() carries ownership; the owner file handed to another
- * process, by fork() or over a unix socket, makes it an owner, and the
- * region lives while either holds it (it closes, exits or is killed: the
+ * process, by fork(), over a unix socket or taken with pidfd_getfd(),
+ * makes it an owner, and the region lives while either holds it (it closes, exits or is killed: the
  * FIXTURE_VARIANTs of holder); exec() with and without close-on-exec
  * (the test binary runs itself with EXEC_ARG); every way of reopening, by
  * a holder, by a non-holder, by a forked holder (variants of reopen); a
@@ -30,6 +30,7 @@
  */
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "mshare_test.h"
 
@@ -338,7 +339,8 @@ TEST_F(handoff, fdinfo_owned_and_owner_fd)
 
 /* --- the owner file in another process ------------------------------------ */
 
-enum how_given { BY_FORK, BY_SCM_RIGHTS };
+/* pidfd_getfd() takes a file as SCM_RIGHTS passes it: ownership goes too. */
+enum how_given { BY_FORK, BY_SCM_RIGHTS, BY_PIDFD_GETFD };
 enum how_ends { BY_CLOSE, BY_EXIT, BY_KILL };
 
 FIXTURE(holder) {
@@ -357,6 +359,9 @@ FIXTURE_VARIANT_ADD(holder, fork_kill) { .given = BY_FORK, .ends = BY_KILL };
 FIXTURE_VARIANT_ADD(holder, scm_close) { .given = BY_SCM_RIGHTS, .ends = BY_CLOSE };
 FIXTURE_VARIANT_ADD(holder, scm_exit) { .given = BY_SCM_RIGHTS, .ends = BY_EXIT };
 FIXTURE_VARIANT_ADD(holder, scm_kill) { .given = BY_SCM_RIGHTS, .ends = BY_KILL };
+FIXTURE_VARIANT_ADD(holder, getfd_close) { .given = BY_PIDFD_GETFD, .ends = BY_CLOSE };
+FIXTURE_VARIANT_ADD(holder, getfd_exit) { .given = BY_PIDFD_GETFD, .ends = BY_EXIT };
+FIXTURE_VARIANT_ADD(holder, getfd_kill) { .given = BY_PIDFD_GETFD, .ends = BY_KILL };
 
 FIXTURE_SETUP(holder)
 {
@@ -376,22 +381,41 @@ struct holder_msg {
 	int fd;		/* the holder's number of the owner file */
 };
 
+/* Take descriptor number fd of the parent with pidfd_getfd(). */
+static int take_from_parent(int fd)
+{
+	int pidfd = syscall(SYS_pidfd_open, getppid(), 0), taken;
+
+	if (pidfd < 0)
+		return -1;
+	taken = syscall(SYS_pidfd_getfd, pidfd, fd, 0);
+	close(pidfd);
+	return taken;
+}
+
 /*
- * The other holder: gets the owner file (fd inherited, or over sock),
- * checks that it owns the region and may reopen it, attaches a window,
- * says so, then does what it is told: 'c' close the owner file (its
- * window must fault then), 'x' exit.
+ * The other holder: gets the owner file (fd inherited, over sock, or
+ * taken from the parent with the number read from sock), checks that it
+ * owns the region and may reopen it, attaches a window, says so, then
+ * does what it is told: 'c' close the owner file (its window must fault
+ * then), 'x' exit.
  */
-static int child_holder(int fd, int sock, int cmd_fd, int rep_fd)
+static int child_holder(enum how_given given, int fd, int sock, int cmd_fd,
+			int rep_fd)
 {
 	struct holder_msg m = { .tag = 'R' };
 	char path[64], cmd;
 	int re;
 	char *w;
 
-	if (sock >= 0) {
+	if (given == BY_SCM_RIGHTS) {
 		fd = fd_recv(sock, STEP_TIMEOUT_MS);
 		CHILD_CHECK(fd >= 0, "fd_recv: %m");
+	} else if (given == BY_PIDFD_GETFD) {
+		CHILD_CHECK(msg_recv(sock, &fd, sizeof(fd), STEP_TIMEOUT_MS) ==
+			    0, "%m");
+		fd = take_from_parent(fd);
+		CHILD_CHECK(fd >= 0, "pidfd_getfd: %m");
 	}
 	CHILD_OK(fdinfo_owner(0, fd, 1, 1));
 	CHILD_OK(owner_changes(fd));
@@ -431,21 +455,24 @@ TEST_F(holder, owns_until_both_let_go)
 
 	ASSERT_EQ(0, pipe2(cmd, O_CLOEXEC));
 	ASSERT_EQ(0, pipe2(rep, O_CLOEXEC));
-	if (variant->given == BY_SCM_RIGHTS) {
+	if (variant->given != BY_FORK) {
 		/* a process from before the region */
 		ASSERT_EQ(0, socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
 					sv));
 		pid = ASSERT_SYS(child_fork());
 		if (pid == 0)
-			_exit(child_holder(-1, sv[1], cmd[0], rep[1]));
+			_exit(child_holder(variant->given, -1, sv[1], cmd[0],
+					   rep[1]));
 	}
 	make_region(_metadata, r, self->c.align, O_CLOEXEC);
 	if (variant->given == BY_FORK) {
 		pid = ASSERT_SYS(child_fork());
 		if (pid == 0)
-			_exit(child_holder(r->fd, -1, cmd[0], rep[1]));
-	} else {
+			_exit(child_holder(BY_FORK, r->fd, -1, cmd[0], rep[1]));
+	} else if (variant->given == BY_SCM_RIGHTS) {
 		ASSERT_EQ(0, fd_send(sv[0], r->fd));
+	} else {
+		ASSERT_EQ(0, msg_send(sv[0], &r->fd, sizeof(r->fd)));
 	}
 	/* the holder's ends: its death shows as EOF */
 	close(cmd[0]);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * What a region made by mshare_create() shows of itself: the smaps entry
+ * What a region made by mshare_create() shows of itself: a sharer's
+ * /proc/PID/status (VmRSS, RssShmem and VmPTE leave the region out) and
+ * /proc/PID/maps line (the window is the file "[mshare]"); the smaps entry
  * of a window (Size is the window's size, VmFlags has "sp", which no
  * other mapping has, MshareRss and MshareTables lines that
  * grow when the region is populated, the same in every window and every
@@ -134,6 +136,97 @@ static int child_smaps(int fd, uint64_t align, long rss_kib)
 		    rss_kib);
 	free(entry);
 	return 0;
+}
+
+/* The line of /proc/self/maps for the mapping at start, malloc()ed. */
+static char *maps_line(const void *start)
+{
+	char *all = read_text("/proc/self/maps", NULL), *b, *ret = NULL;
+	char want[40];
+	size_t wlen;
+
+	if (!all)
+		return NULL;
+	wlen = snprintf(want, sizeof(want), "%lx-", (unsigned long)start);
+	for (b = all; b; b = strchr(b, '\n')) {
+		if (*b == '\n')
+			b++;
+		if (!strncmp(b, want, wlen)) {
+			ret = strndup(b, strcspn(b, "\n"));
+			break;
+		}
+	}
+	free(all);
+	return ret;
+}
+
+struct status_kib {
+	long rss, shmem, pte;
+};
+
+static void status_read(struct status_kib *st)
+{
+	st->rss = status_kib("VmRSS");
+	st->shmem = status_kib("RssShmem");
+	st->pte = status_kib("VmPTE");
+}
+
+/*
+ * A sharer reads all of a populated region: its own VmRSS, RssShmem and
+ * VmPTE leave the region out (it is counted once, in the region), and
+ * its window shows in /proc/PID/maps as the region's file, "[mshare]".
+ */
+static int child_status(int fd, uint64_t align, uint64_t len, long slack_kib)
+{
+	struct status_kib before, after;
+	char *w, *line;
+
+	status_read(&before);
+	w = sys_mshare_attach(fd, 0, align, NULL, MSHARE_ATTACH_RDONLY);
+	CHILD_CHECK(w != MAP_FAILED, "attach: %m");
+	CHILD_CHECK(stamps_check(w + OBJ_ROFF, len, 17) == -1, "data");
+	status_read(&after);
+	CHILD_CHECK(before.rss >= 0 && before.shmem >= 0 && before.pte >= 0,
+		    "no VmRSS, RssShmem or VmPTE in /proc/self/status");
+	CHILD_CHECK(after.rss - before.rss <= slack_kib,
+		    "VmRSS %ld -> %ld kB after reading %lu kB of the region",
+		    before.rss, after.rss, (unsigned long)(len >> 10));
+	CHILD_CHECK(after.shmem - before.shmem <= slack_kib,
+		    "RssShmem %ld -> %ld kB", before.shmem, after.shmem);
+	CHILD_CHECK(after.pte == before.pte, "VmPTE %ld -> %ld kB",
+		    before.pte, after.pte);
+	line = maps_line(w);
+	CHILD_CHECK(line && strstr(line, "[mshare]"), "maps: %s",
+		    line ?: "(no line)");
+	printf("# a sharer's maps line: %s\n", line);
+	free(line);
+	return 0;
+}
+
+TEST_F(visibility, sharer_status_leaves_region_out)
+{
+	const uint64_t len = 16 * SZ_1M;
+	/* What the per-cpu rss counters may hold back, and a stack page. */
+	const long slack_kib = (rss_slack_pages() + 1) * (self->page >> 10);
+	long long rss;
+	pid_t pid;
+	char *w;
+	int fd;
+
+	fd = test_new_region(_metadata, self->align);
+	test_sys_map_anon(_metadata, fd, OBJ_ROFF, len, 0);
+	w = test_attach(_metadata, fd, 0, 0, 0);
+	stamp_pages(w + OBJ_ROFF, len, 17);
+	rss = test_fdinfo(_metadata, 0, fd, "mshare-rss");
+	ASSERT_LE((long long)(len / self->page - rss_slack_pages()), rss)
+		TH_LOG("the region holds %lld pages", rss);
+
+	pid = ASSERT_SYS(child_fork());
+	if (pid == 0)
+		_exit(child_status(fd, self->align, len, slack_kib));
+	ASSERT_CHILD_OK(pid);
+	munmap(w, self->align);
+	close(fd);
 }
 
 TEST_F(visibility, smaps_of_windows)

@@ -2,13 +2,17 @@
 /*
  * Windows: the rules of mmap() on a region, and what the other memory
  * management calls do on a window (mprotect, munmap, mremap, madvise,
- * mlock, mlockall, mbind, userfaultfd, fork, /proc/self/{smaps,pagemap},
- * MAP_POPULATE).
+ * process_madvise, mlock, mlockall, mbind, userfaultfd, fork, core dumps,
+ * /proc/self/{smaps,pagemap}, MAP_POPULATE).
  */
+#include <elf.h>
 #include <fcntl.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <linux/mempolicy.h>
 #include <linux/userfaultfd.h>
 
@@ -263,6 +267,24 @@ TEST_F(mm, madvise_window_advice)
 	ASSERT_PATTERN(win, OBJ_SIZE, 7);
 }
 
+/* process_madvise() is madvise() on another mm: the same advice is refused. */
+TEST_F(mm, process_madvise_rejected)
+{
+	const int advice[] = { MADV_COLD, MADV_PAGEOUT, MADV_WILLNEED };
+	char *win = map_window(_metadata, self, 9);
+	struct iovec iov = { .iov_base = win, .iov_len = OBJ_SIZE };
+	int pidfd = ASSERT_SYS(syscall(SYS_pidfd_open, getpid(), 0));
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(advice); i++) {
+		EXPECT_ERRNO(EINVAL, syscall(SYS_process_madvise, pidfd, &iov,
+					     1, advice[i], 0))
+			TH_LOG("  advice %d", advice[i]);
+	}
+	close(pidfd);
+	ASSERT_PATTERN(win, OBJ_SIZE, 9);
+}
+
 /* A child has the window unless MADV_DONTFORK left it out. */
 static int child_has_window(const char *win, uint64_t align, uint64_t seed)
 {
@@ -448,6 +470,86 @@ TEST_F(mm, fork_child_sees_window)
 	ASSERT_CHILD_OK(pid);
 	ASSERT_PATTERN(win, SZ_1M, 13);
 	ASSERT_PATTERN(win + SZ_1M, SZ_1M, 14);
+}
+
+#define CORE_PATTERN	"/proc/sys/kernel/core_pattern"
+
+/*
+ * The bytes a core file holds for the mapping at addr: its PT_LOAD's
+ * p_filesz, or -1 if the core has no such segment or cannot be read.
+ */
+static long long core_bytes_at(const char *core, const void *addr)
+{
+	size_t len;
+	char *img = read_text(core, &len);
+	long long bytes = -1;
+	Elf64_Ehdr *eh = (Elf64_Ehdr *)img;
+
+	if (!img || len < sizeof(*eh) || memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_phoff + (uint64_t)eh->e_phnum * sizeof(Elf64_Phdr) > len)
+		goto out;
+	for (int i = 0; i < eh->e_phnum; i++) {
+		Elf64_Phdr *ph = (Elf64_Phdr *)(img + eh->e_phoff) + i;
+
+		if (ph->p_type == PT_LOAD && ph->p_vaddr == (uintptr_t)addr) {
+			bytes = ph->p_filesz;
+			break;
+		}
+	}
+out:
+	free(img);
+	return bytes;
+}
+
+/* Dies with a core dump of a window and of plain memory of the same data. */
+static void child_dump_core(const char *win, size_t len)
+{
+	struct rlimit unlimited = { RLIM_INFINITY, RLIM_INFINITY };
+	char *plain = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	CHILD_CHECK(plain != MAP_FAILED, "%m");
+	memcpy(plain, win, len);
+	CHILD_CHECK(setrlimit(RLIMIT_CORE, &unlimited) == 0, "%m");
+	printf("# plain %p\n", plain);
+	fflush(stdout);
+	abort();
+}
+
+/* A core dump leaves windows out: the region is not the process's memory. */
+TEST_F(mm, core_dump_leaves_window_out)
+{
+	char *win = map_window(_metadata, self, 15), *saved, core[64];
+	int status, fds[2];
+	void *plain = NULL;
+	FILE *out;
+	pid_t pid;
+
+	saved = read_text(CORE_PATTERN, NULL);
+	ASSERT_NE(NULL, saved);
+	ASSERT_EQ(0, pipe2(fds, O_CLOEXEC));
+	ASSERT_EQ(0, write_text(CORE_PATTERN, "/tmp/mshare-core.%p\n"));
+	pid = ASSERT_SYS(child_fork());
+	if (pid == 0) {
+		dup2(fds[1], STDOUT_FILENO);
+		child_dump_core(win, OBJ_SIZE);
+	}
+	close(fds[1]);
+	out = fdopen(fds[0], "r");
+	ASSERT_NE(NULL, out);
+	EXPECT_EQ(1, fscanf(out, "# plain %p", &plain));
+	fclose(out);
+	status = child_wait(pid);
+	write_text(CORE_PATTERN, saved);
+	free(saved);
+	ASSERT_TRUE(WIFSIGNALED(status) && WCOREDUMP(status))
+		TH_LOG("child %s, no core", status_str(status));
+
+	snprintf(core, sizeof(core), "/tmp/mshare-core.%d", pid);
+	EXPECT_EQ(0, core_bytes_at(core, win)) TH_LOG("the window in %s", core);
+	EXPECT_LE((long long)OBJ_SIZE, core_bytes_at(core, plain))
+		TH_LOG("the plain copy at %p in %s", plain, core);
+	unlink(core);
 }
 
 /* Read the pagemap entries of [addr, addr + len); returns present ones. */
