@@ -20,6 +20,7 @@
  * EBADF for fds that are not regions).
  */
 #include <sys/eventfd.h>
+#include <linux/capability.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/socket.h>
@@ -1039,6 +1040,73 @@ TEST_F(control, msync_writes_back_file_objects)
 	}
 	ASSERT_CHILD_OK(pid);
 	ASSERT_FD_PATTERN(ffd, 0, len, 42);
+	close(ffd);
+}
+
+/* Drop the capabilities that override file permissions and ownership. */
+static int drop_file_caps(void)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+	const uint32_t mask = 1u << CAP_DAC_OVERRIDE |
+			      1u << CAP_DAC_READ_SEARCH | 1u << CAP_FOWNER;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	data[0].effective &= ~mask;
+	return syscall(SYS_capset, &hdr, data);
+}
+
+static bool every_page(size_t i)
+{
+	(void)i;
+	return true;
+}
+
+
+/*
+ * mincore() of a window does not tell the page cache of an object whose
+ * file the caller could not open for writing: such an object reads as
+ * resident throughout, as a file mapping of it would. The caller here
+ * owns the region (and so passes the window's check) but neither owns the
+ * object's file nor may write it once its capabilities are gone.
+ */
+TEST_F(control, mincore_hides_unwritable_object_cache)
+{
+	char *obj = self->win + TRY, why[1024];
+	pid_t pid;
+	int ffd, bad;
+
+	ffd = disk_file(SZ_1M, why, sizeof(why));
+	if (ffd < 0)
+		SKIP(return, "%s", why);
+	ASSERT_SYS(posix_fadvise(ffd, 0, SZ_1M, POSIX_FADV_DONTNEED) ? -1 : 0);
+	test_sys_map_fd(_metadata, self->fd, TRY, SZ_1M, ffd, 0);
+	ASSERT_SYS(fchown(ffd, 65534, 65534));
+	ASSERT_SYS(fchmod(ffd, 0644));
+	ASSERT_TRUE(is_zero(obj, SZ_1M / 2));
+
+	/*
+	 * With the capabilities: the first half is in memory, the last
+	 * quarter not (readahead may have brought in some of the rest).
+	 */
+	bad = mincore_matches(obj, SZ_1M / 2, self->page, every_page);
+	ASSERT_EQ(-1, bad) TH_LOG("page %d of the first half", bad);
+	bad = mincore_matches(obj + 3 * SZ_1M / 4, SZ_1M / 4, self->page,
+			      no_page);
+	ASSERT_EQ(-1, bad) TH_LOG("page %d of the last quarter", bad);
+
+	pid = ASSERT_SYS(child_fork());
+	if (pid == 0) {
+		CHILD_CHECK(drop_file_caps() == 0, "capset: %m");
+		CHILD_CHECK(mincore_matches(obj, SZ_1M, self->page,
+					    every_page) == -1,
+			    "the object's page cache shows through the window");
+		_exit(0);
+	}
+	ASSERT_CHILD_OK(pid);
 	close(ffd);
 }
 
