@@ -45,24 +45,36 @@ FIXTURE_TEARDOWN(visibility)
 /* --- smaps ------------------------------------------------------------- */
 
 /*
+ * The line of a maps or smaps text that starts the mapping at start, or
+ * NULL if there is none.
+ */
+static char *mapping_line(char *text, const void *start)
+{
+	char want[40];
+	size_t wlen;
+	char *b;
+
+	wlen = snprintf(want, sizeof(want), "%lx-", (unsigned long)start);
+	for (b = text; b; b = strchr(b, '\n')) {
+		if (*b == '\n')
+			b++;
+		if (!strncmp(b, want, wlen))
+			return b;
+	}
+	return NULL;
+}
+
+/*
  * The smaps entry of the VMA that starts at start, from its header line
  * to the end of its VmFlags line (the last one), malloc()ed; NULL if none.
  */
 static char *smaps_entry(const void *start)
 {
 	char *all = read_text("/proc/self/smaps", NULL), *b, *e, *ret;
-	char want[40];
-	size_t wlen;
 
 	if (!all)
 		return NULL;
-	wlen = snprintf(want, sizeof(want), "%lx-", (unsigned long)start);
-	for (b = all; b; b = strchr(b, '\n')) {
-		if (*b == '\n')
-			b++;
-		if (!strncmp(b, want, wlen))
-			break;
-	}
+	b = mapping_line(all, start);
 	ret = NULL;
 	e = b ? strstr(b, "\nVmFlags:") : NULL;
 	if (e) {
@@ -142,20 +154,12 @@ static int child_smaps(int fd, uint64_t align, long rss_kib)
 static char *maps_line(const void *start)
 {
 	char *all = read_text("/proc/self/maps", NULL), *b, *ret = NULL;
-	char want[40];
-	size_t wlen;
 
 	if (!all)
 		return NULL;
-	wlen = snprintf(want, sizeof(want), "%lx-", (unsigned long)start);
-	for (b = all; b; b = strchr(b, '\n')) {
-		if (*b == '\n')
-			b++;
-		if (!strncmp(b, want, wlen)) {
-			ret = strndup(b, strcspn(b, "\n"));
-			break;
-		}
-	}
+	b = mapping_line(all, start);
+	if (b)
+		ret = strndup(b, strcspn(b, "\n"));
 	free(all);
 	return ret;
 }
