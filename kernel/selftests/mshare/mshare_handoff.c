@@ -15,11 +15,12 @@
  *
  * The tests: dup() carries ownership; the owner file handed to another
  * process, by fork(), over a unix socket or taken with pidfd_getfd(),
- * makes it an owner, and the region lives while either holds it (it closes, exits or is killed: the
- * FIXTURE_VARIANTs of holder); exec() with and without close-on-exec
- * (the test binary runs itself with EXEC_ARG); every way of reopening, by
- * a holder, by a non-holder, by a forked holder (variants of reopen); a
- * read-only holder; a window does not keep the region (attach or mmap);
+ * makes it an owner, and the region lives while either holds it (it
+ * closes, exits or is killed: the FIXTURE_VARIANTs of holder); exec()
+ * with and without close-on-exec (the test binary runs itself with
+ * EXEC_ARG); every way of reopening, by a holder, by a non-holder, by a
+ * forked holder (variants of reopen); a read-only holder; a window does
+ * not keep the region (attach or mmap);
  * fdinfo's mshare-owned and mshare-owner-fd; the memory cgroup charged
  * (the creator's, even after a hand-off, the creator's exit and the
  * removal of its cgroup; SKIPs without a cgroup2 memory controller); the
