@@ -90,11 +90,11 @@ else
 	grep mshare /run/pg1.out | sed 's/^/# /'
 fi
 pgbench_runs $N "granted region (container)"
-pm=$(crun state pg1 | jq .pid) procs=$(server_procs "$pm")
-if [ "$(region_field pgpool attached)" = "$procs" ]; then
-	ok "all $procs processes of the server are attached to pgpool (mshare-ctl: attached $procs)"
+pgpool_attached() { region_field pgpool attached; }
+if settle_attached pgpool_attached "$(crun state pg1 | jq .pid)"; then
+	ok "all $PROCS processes of the server are attached to pgpool (mshare-ctl: attached $PROCS)"
 else
-	not_ok "pgpool attached '$(region_field pgpool attached)', server processes $procs"
+	not_ok "pgpool attached '$ATTACHED', server processes $PROCS"
 fi
 
 # Without the grant the container does not start.
@@ -157,11 +157,11 @@ else
 	{ printf '%s\n' "$out"; podman logs pg-podman 2>&1; } | tail -n 10 | sed 's/^/# /'
 fi
 out=$(pg pgbench -n -c 16 -j 2 -t 16 -h "$PGROOT/$N/sock" -U postgres postgres 2>&1)
-procs=$(server_procs "$(podman inspect -f '{{.State.Pid}}' pg-podman 2>/dev/null)")
-if grep -q '^number of failed transactions: 0 ' <<<"$out" && [ "$(region_field pgpool attached)" = "$procs" ]; then
-	ok "pgbench through podman's server; all $procs of its processes are attached to pgpool"
+if grep -q '^number of failed transactions: 0 ' <<<"$out" &&
+	settle_attached pgpool_attached "$(podman inspect -f '{{.State.Pid}}' pg-podman 2>/dev/null)"; then
+	ok "pgbench through podman's server; all $PROCS of its processes are attached to pgpool"
 else
-	not_ok "podman's server: pgbench or attached '$(region_field pgpool attached)' of $procs"
+	not_ok "podman's server: pgbench or attached '$ATTACHED' of $PROCS"
 	tail -n 5 <<<"$out" | sed 's/^/# /'
 fi
 amcheck $N "granted region (podman): pg_amcheck"

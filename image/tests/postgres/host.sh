@@ -35,19 +35,12 @@ else
 	not_ok "the postmaster's region: $(tr '\n' ' ' <<<"$info")"
 fi
 pgbench_runs $N "own region"
-# Every process of the server has a window onto the one region. The two
-# counts are read one after the other while autovacuum workers and the
-# backends of clients that just left come and go: read again until they
-# agree, for up to 20 s.
-for _ in $(seq 40); do
-	info=$(region_fdinfo "$pm") procs=$(server_procs "$pm")
-	[ "$(fdinfo_field mshare-attached <<<"$info")" != "$procs" ] || break
-	sleep 0.5
-done
-if [ "$(fdinfo_field mshare-attached <<<"$info")" = "$procs" ]; then
-	ok "all $procs processes of the server are attached to the region (mshare-attached $procs), page tables $(fdinfo_field mshare-pgtables <<<"$info") bytes for all of them"
+# Every process of the server has a window onto the one region.
+own_attached() { region_fdinfo "$pm" | fdinfo_field mshare-attached; }
+if settle_attached own_attached "$pm"; then
+	ok "all $PROCS processes of the server are attached to the region (mshare-attached $PROCS), page tables $(region_fdinfo "$pm" | fdinfo_field mshare-pgtables) bytes for all of them"
 else
-	not_ok "mshare-attached $(fdinfo_field mshare-attached <<<"$info"), server processes $procs"
+	not_ok "mshare-attached $ATTACHED, server processes $PROCS"
 fi
 
 # Crash: the postmaster killed, its children go; the next start recovers

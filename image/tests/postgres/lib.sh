@@ -70,6 +70,22 @@ fdinfo_field() { sed -n "s/^$1:[[:space:]]*//p"; }
 # server_procs PID: the postmaster and its children.
 server_procs() { echo $(($(pgrep -c -P "$1") + 1)); }
 
+# settle_attached COUNT PID: run COUNT (prints how many processes are
+# attached to the region) and count the server's processes (PID and its
+# children) until the two agree, for up to 20 s: the two reads are not
+# atomic, and autovacuum workers and the backends of clients that just
+# left come and go between them. Sets ATTACHED and PROCS; true if they
+# agreed.
+settle_attached() {
+	local _
+	for _ in $(seq 40); do
+		ATTACHED=$("$1") PROCS=$(server_procs "$2")
+		[ "$ATTACHED" = "$PROCS" ] && return 0
+		sleep 0.5
+	done
+	return 1
+}
+
 # pgbench_runs NAME LABEL: pgbench -i, then select-only and the default
 # read-write mix at each of $CLIENTS, each followed by pg_amcheck; TAP.
 pgbench_runs() {
