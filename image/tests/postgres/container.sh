@@ -90,8 +90,9 @@ else
 	grep mshare /run/pg1.out | sed 's/^/# /'
 fi
 pgbench_runs $N "granted region (container)"
+pm=$(crun state pg1 | jq .pid)
 pgpool_attached() { region_field pgpool attached; }
-if settle_attached pgpool_attached "$(crun state pg1 | jq .pid)"; then
+if settle_attached pgpool_attached "$pm"; then
 	ok "all $PROCS processes of the server are attached to pgpool (mshare-ctl: attached $PROCS)"
 else
 	not_ok "pgpool attached '$ATTACHED', server processes $PROCS"
