@@ -22,7 +22,13 @@
  * sleep in read() while the owner works: what is measured is the work of
  * finding and flushing their TLBs, not of interrupting them.
  *
- * Usage: mshare_flush [--sharers 1,16,256,1024] [--reps N] [--ops LIST]
+ * With --spin the sharers run instead: the owner stays on CPU 0 and sharer
+ * i spins reading the memory on CPU 1 + i % (CPUs - 1), so a change must
+ * interrupt every CPU that runs one. Only the protect points are run (a
+ * spinning sharer would fault on an unmapped object).
+ *
+ * Usage: mshare_flush [--sharers 1,16,256,1024] [--reps N] [--ways LIST]
+ *                     [--spin]
  * Prints TAP, one test a point, and each point's record as
  *   # MSHARE-BENCH-FLUSH {"op":..., "way":..., "sharers":..., ...}
  * for scripts/bench.sh --flush. Times under TCG are emulation figures:
@@ -31,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -73,6 +80,15 @@ static uint64_t now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+static int pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
+}
+
 static void touch(volatile const char *p, size_t len)
 {
 	size_t off;
@@ -86,8 +102,10 @@ static void touch(volatile const char *p, size_t len)
  * it, then obey commands until told to exit. Answers each command with a
  * uint64_t on the ack pipe: 0, or the ns its mprotect() took.
  */
-static int sharer(enum way way, int fd, int cmd, int ack)
+static int sharer(enum way way, int fd, int cmd, int ack, int spin_cpu)
 {
+	size_t off = 0;
+	ssize_t r;
 	char *p;
 	char c;
 
@@ -98,10 +116,18 @@ static int sharer(enum way way, int fd, int cmd, int ack)
 	if (p == MAP_FAILED)
 		return 1;
 	touch(p, OBJ_SIZE);
+	if (spin_cpu >= 0 && (pin_to_cpu(spin_cpu) ||
+			      fcntl(cmd, F_SETFL, O_NONBLOCK)))
+		return 1;
 	for (;;) {
 		uint64_t ns = 0, t;
 
-		if (read(cmd, &c, 1) != 1 || c == CMD_EXIT)
+		/* Spinning, read a page between polls of the command pipe. */
+		while ((r = read(cmd, &c, 1)) < 0 && errno == EAGAIN) {
+			(void)((volatile char *)p)[off];
+			off = (off + 4096) % OBJ_SIZE;
+		}
+		if (r != 1 || c == CMD_EXIT)
 			return 0;
 		if (c == CMD_TOUCH) {
 			touch(p, OBJ_SIZE);
@@ -139,9 +165,11 @@ static void crowd_end(struct crowd *c)
 
 /*
  * Fork n sharers on fd; each has read the memory once it has answered the
- * first CMD_TOUCH. Returns 0, or -errno with the sharers gone.
+ * first CMD_TOUCH. With ncpus > 1 they spin on CPUs 1 to ncpus - 1.
+ * Returns 0, or -errno with the sharers gone.
  */
-static int crowd_start(struct crowd *c, int n, enum way way, int fd)
+static int crowd_start(struct crowd *c, int n, enum way way, int fd,
+		       int ncpus)
 {
 	int ackp[2] = { -1, -1 }, i, err;
 
@@ -169,7 +197,8 @@ static int crowd_start(struct crowd *c, int n, enum way way, int fd)
 			for (j = 0; j < c->n; j++)
 				close(c->cmd[j]);
 			close(p[1]);
-			_exit(sharer(way, fd, p[0], ackp[1]));
+			_exit(sharer(way, fd, p[0], ackp[1],
+				     ncpus > 1 ? 1 + i % (ncpus - 1) : -1));
 		}
 		close(p[0]);
 		c->pids[i] = pid;
@@ -266,7 +295,8 @@ static int one_rep(enum way way, enum op op, int fd, struct crowd *c, uint64_t *
 	return 0;
 }
 
-static void point(enum way way, enum op op, int n, int reps, uint64_t align)
+static void point(enum way way, enum op op, int n, int reps, uint64_t align,
+		  int ncpus)
 {
 	uint64_t ns[MAX_REPS], sum;
 	struct crowd c;
@@ -278,7 +308,7 @@ static void point(enum way way, enum op op, int n, int reps, uint64_t align)
 				      way_name[way], op_name[op], n, strerror(errno));
 		return;
 	}
-	err = crowd_start(&c, n, way, fd);
+	err = crowd_start(&c, n, way, fd, ncpus);
 	if (!err)
 		err = crowd_round(&c, CMD_TOUCH, &sum);
 	for (i = 0; !err && i < reps; i++)
@@ -294,10 +324,10 @@ static void point(enum way way, enum op op, int n, int reps, uint64_t align)
 	qsort(ns, reps, sizeof(ns[0]), cmp_u64);
 	ksft_print_msg("MSHARE-BENCH-FLUSH {\"op\":\"%s\",\"way\":\"%s\",\"sharers\":%d,"
 		       "\"bytes\":%lu,\"reps\":%d,\"median_ns\":%llu,\"p90_ns\":%llu,"
-		       "\"min_ns\":%llu}\n", op_name[op], way_name[way], n, OBJ_SIZE,
-		       reps, (unsigned long long)ns[reps / 2],
+		       "\"min_ns\":%llu,\"spin\":%s}\n", op_name[op], way_name[way], n,
+		       OBJ_SIZE, reps, (unsigned long long)ns[reps / 2],
 		       (unsigned long long)ns[reps * 9 / 10],
-		       (unsigned long long)ns[0]);
+		       (unsigned long long)ns[0], ncpus > 1 ? "true" : "false");
 	ksft_test_result_pass("%s %s of 2 MiB, %d sharers: median %llu us\n",
 			      way_name[way], op_name[op], n,
 			      (unsigned long long)ns[reps / 2] / 1000);
@@ -326,10 +356,11 @@ int main(int argc, char **argv)
 		{ "sharers", required_argument, NULL, 's' },
 		{ "reps", required_argument, NULL, 'r' },
 		{ "ways", required_argument, NULL, 'w' },
+		{ "spin", no_argument, NULL, 'S' },
 		{}
 	};
 	int counts[MAX_POINTS] = { 1, 16, 256, 1024 }, ncounts = 4;
-	int reps = 21, i, c, ways = 3;
+	int reps = 21, i, c, ways = 3, ncpus = 0, nops = 2;
 	uint64_t align = 0;
 	struct rlimit rl;
 
@@ -354,8 +385,13 @@ int main(int argc, char **argv)
 				ksft_exit_fail_msg("--ways %s: expected mshare, plain or both\n",
 						   optarg);
 			break;
+		case 'S':
+			ncpus = sysconf(_SC_NPROCESSORS_ONLN);
+			if (ncpus < 2)
+				ksft_exit_fail_msg("--spin: the sharers need a CPU besides the owner's\n");
+			break;
 		default:
-			ksft_exit_fail_msg("usage: %s [--sharers 1,16,256,1024] [--reps N] [--ways mshare,plain]\n",
+			ksft_exit_fail_msg("usage: %s [--sharers 1,16,256,1024] [--reps N] [--ways mshare,plain] [--spin]\n",
 					   argv[0]);
 		}
 	}
@@ -368,15 +404,20 @@ int main(int argc, char **argv)
 	/* A region's size is a multiple of the alignment msharefs reports. */
 	if ((ways & 1) && (mshare_ensure_mounted() || mshare_read_info(&align)))
 		ksft_exit_fail_msg("msharefs: %s\n", strerror(errno));
-	ksft_set_plan(ncounts * 2 * __builtin_popcount(ways));
+	if (ncpus && pin_to_cpu(0))
+		ksft_exit_fail_msg("sched_setaffinity: %s\n", strerror(errno));
+	if (ncpus)
+		nops = 1;
+	ksft_set_plan(ncounts * nops * __builtin_popcount(ways));
 	for (i = 0; i < ncounts; i++) {
 		enum way w;
 
 		for (w = WAY_MSHARE; w <= WAY_PLAIN; w++) {
 			if (!(ways & (1 << w)))
 				continue;
-			point(w, OP_UNMAP, counts[i], reps, align);
-			point(w, OP_PROTECT, counts[i], reps, align);
+			if (!ncpus)
+				point(w, OP_UNMAP, counts[i], reps, align, 0);
+			point(w, OP_PROTECT, counts[i], reps, align, ncpus);
 		}
 	}
 	ksft_finished();

@@ -21,6 +21,7 @@
 #include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 
 #include "mshare_sysnum.h"
 #include "mshare_util.h"
@@ -955,6 +956,19 @@ const char *status_str(int status)
 	else
 		snprintf(buf, sizeof(buf), "status %#x", status);
 	return buf;
+}
+
+int caps_drop(uint32_t mask)
+{
+	struct __user_cap_header_struct hdr = {
+		.version = _LINUX_CAPABILITY_VERSION_3,
+	};
+	struct __user_cap_data_struct data[2];
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -1;
+	data[0].effective &= ~mask;
+	return syscall(SYS_capset, &hdr, data);
 }
 
 int gate_init(struct gate *g)

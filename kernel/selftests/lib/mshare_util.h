@@ -220,6 +220,12 @@ bool status_ok(int status);
 bool status_killed_by(int status, int sig);
 /* "exited 3", "killed by SIGSEGV": a static buffer. */
 const char *status_str(int status);
+/*
+ * Take the capabilities of mask (1u << CAP_*, capabilities 0-31) out of
+ * the effective set, for a child that must meet the checks an
+ * unprivileged process meets. 0, or -1 and errno.
+ */
+int caps_drop(uint32_t mask);
 
 /* In a child: report and _exit(1) unless cond holds. */
 #define CHILD_CHECK(cond, fmt, ...) do {				\

@@ -1049,21 +1049,9 @@ TEST_F(control, msync_writes_back_file_objects)
 	close(ffd);
 }
 
-/* Drop the capabilities that override file permissions and ownership. */
-static int drop_file_caps(void)
-{
-	struct __user_cap_header_struct hdr = {
-		.version = _LINUX_CAPABILITY_VERSION_3,
-	};
-	struct __user_cap_data_struct data[2];
-	const uint32_t mask = 1u << CAP_DAC_OVERRIDE |
-			      1u << CAP_DAC_READ_SEARCH | 1u << CAP_FOWNER;
-
-	if (syscall(SYS_capget, &hdr, data))
-		return -1;
-	data[0].effective &= ~mask;
-	return syscall(SYS_capset, &hdr, data);
-}
+/* The capabilities that override file permissions and ownership. */
+#define FILE_CAPS	(1u << CAP_DAC_OVERRIDE | 1u << CAP_DAC_READ_SEARCH | \
+			 1u << CAP_FOWNER)
 
 /*
  * mincore() of a window does not tell the page cache of an object whose
@@ -1098,7 +1086,7 @@ TEST_F(control, mincore_hides_unwritable_object_cache)
 
 	pid = ASSERT_SYS(child_fork());
 	if (pid == 0) {
-		CHILD_CHECK(drop_file_caps() == 0, "capset: %m");
+		CHILD_CHECK(caps_drop(FILE_CAPS) == 0, "capset: %m");
 		CHILD_CHECK(mincore_matches(obj, SZ_1M, self->page,
 					    every_page) == -1,
 			    "the object's page cache shows through the window");

@@ -2,8 +2,9 @@
 /*
  * Windows: the rules of mmap() on a region, and what the other memory
  * management calls do on a window (mprotect, munmap, mremap, madvise,
- * process_madvise, mlock, mlockall, mbind, userfaultfd, fork, core dumps,
- * /proc/self/{smaps,pagemap}, MAP_POPULATE).
+ * process_madvise, mlock, mlockall (MCL_CURRENT, MCL_FUTURE), mbind,
+ * userfaultfd, fork, core dumps, /proc/self/{smaps,pagemap},
+ * MAP_POPULATE).
  */
 #include <elf.h>
 #include <fcntl.h>
@@ -13,6 +14,7 @@
 #include <sys/syscall.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <linux/capability.h>
 #include <linux/mempolicy.h>
 #include <linux/userfaultfd.h>
 
@@ -382,6 +384,51 @@ TEST_F(mm, mlockall_with_window)
 	pattern_fill(win, OBJ_SIZE, 10);
 	ASSERT_PATTERN(win, OBJ_SIZE, 10);
 	ASSERT_EQ(0, munlockall());
+}
+
+/*
+ * mlockall(MCL_FUTURE) treats a window made later as mmap() treats a
+ * hugetlbfs mapping: it counts against RLIMIT_MEMLOCK when it is made, as
+ * any mapping does, and its pages are faulted in, but it is not locked:
+ * windows are VM_SPECIAL, and one sharer cannot lock the region's pages
+ * for all of them.
+ */
+TEST_F(mm, mlockall_future_window)
+{
+	long locked;
+	pid_t pid;
+
+	ASSERT_EQ(0, test_fdinfo(_metadata, 0, self->fd, "mshare-rss"));
+	ASSERT_SYS(mlockall(MCL_CURRENT | MCL_FUTURE));
+	locked = status_kib("VmLck");
+	self->win = test_window(_metadata, self->fd, self->align);
+	EXPECT_EQ(locked, status_kib("VmLck"))
+		TH_LOG("the window counts as locked memory");
+	EXPECT_EQ(OBJ_SIZE / self->page,
+		  test_fdinfo(_metadata, 0, self->fd, "mshare-rss"))
+		TH_LOG("the window's object was not faulted in");
+	ASSERT_SYS(munlockall());
+
+	/* Without CAP_IPC_LOCK, the limit applies as to a plain mapping. */
+	pid = ASSERT_SYS(child_fork());
+	if (pid == 0) {
+		const struct rlimit rl = { SZ_64K, SZ_64K };
+		void *p;
+
+		CHILD_CHECK(caps_drop(1u << CAP_IPC_LOCK) == 0, "capset: %m");
+		CHILD_CHECK(setrlimit(RLIMIT_MEMLOCK, &rl) == 0,
+			    "setrlimit: %m");
+		CHILD_CHECK(mlockall(MCL_FUTURE) == 0, "mlockall: %m");
+		p = mmap(NULL, OBJ_SIZE, PROT_READ | PROT_WRITE,
+			 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+		CHILD_CHECK(p == MAP_FAILED && errno == EAGAIN,
+			    "plain shared memory above the limit: %m");
+		p = mshare_window(self->fd, self->align, NULL, 0);
+		CHILD_CHECK(p == MAP_FAILED && errno == EAGAIN,
+			    "a window above the limit: %m");
+		_exit(0);
+	}
+	ASSERT_CHILD_OK(pid);
 }
 
 static long sys_mbind(void *addr, unsigned long len, int mode,
