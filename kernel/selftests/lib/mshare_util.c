@@ -1338,6 +1338,49 @@ long meminfo_kib(const char *key)
 	return val;
 }
 
+char *mapping_line(char *text, const void *start, char sep)
+{
+	char want[40];
+	size_t wlen;
+	char *b;
+
+	wlen = snprintf(want, sizeof(want), "%lx%c", (unsigned long)start, sep);
+	for (b = text; b; b = strchr(b, '\n')) {
+		if (*b == '\n')
+			b++;
+		if (!strncmp(b, want, wlen))
+			return b;
+	}
+	return NULL;
+}
+
+char *smaps_entry(const void *start)
+{
+	char *all = read_text("/proc/self/smaps", NULL), *b, *e, *ret;
+
+	if (!all)
+		return NULL;
+	b = mapping_line(all, start, '-');
+	ret = NULL;
+	e = b ? strstr(b, "\nVmFlags:") : NULL;
+	if (e) {
+		e = strchr(e + 1, '\n') ?: e + strlen(e);
+		ret = strndup(b, e - b);
+	}
+	free(all);
+	return ret;
+}
+
+long smaps_kib(const char *entry, const char *key)
+{
+	char want[64];
+	const char *p;
+
+	snprintf(want, sizeof(want), "\n%s:", key);
+	p = strstr(entry, want);
+	return p ? strtol(p + strlen(want), NULL, 10) : -1;
+}
+
 long status_kib(const char *key)
 {
 	size_t klen = strlen(key);

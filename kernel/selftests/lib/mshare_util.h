@@ -305,6 +305,19 @@ long meminfo_kib(const char *key);
 /* A field of /proc/self/status in kB ("VmPTE", "VmRSS"), or -1. */
 long status_kib(const char *key);
 /*
+ * The line of a maps or smaps text (sep '-') or of numa_maps (sep ' ')
+ * that starts the mapping at start, or NULL if there is none.
+ */
+char *mapping_line(char *text, const void *start, char sep);
+/*
+ * The entry of /proc/self/smaps for the VMA that starts at start, from its
+ * header line to the end of its VmFlags line (the last one), malloc()ed;
+ * NULL if none.
+ */
+char *smaps_entry(const void *start);
+/* The value of "<key>:" in an smaps entry (in kB), or -1 if missing. */
+long smaps_kib(const char *entry, const char *key);
+/*
  * How many pages a reading of get_mm_rss() (smaps' Rss and MshareRss,
  * fdinfo's mshare-rss) may lag behind: the counters are per-cpu and are
  * folded in batches of max(32, 2 * CPUs) per CPU.

@@ -44,58 +44,6 @@ FIXTURE_TEARDOWN(visibility)
 
 /* --- smaps ------------------------------------------------------------- */
 
-/*
- * The line of a maps or smaps text that starts the mapping at start, or
- * NULL if there is none.
- */
-static char *mapping_line(char *text, const void *start)
-{
-	char want[40];
-	size_t wlen;
-	char *b;
-
-	wlen = snprintf(want, sizeof(want), "%lx-", (unsigned long)start);
-	for (b = text; b; b = strchr(b, '\n')) {
-		if (*b == '\n')
-			b++;
-		if (!strncmp(b, want, wlen))
-			return b;
-	}
-	return NULL;
-}
-
-/*
- * The smaps entry of the VMA that starts at start, from its header line
- * to the end of its VmFlags line (the last one), malloc()ed; NULL if none.
- */
-static char *smaps_entry(const void *start)
-{
-	char *all = read_text("/proc/self/smaps", NULL), *b, *e, *ret;
-
-	if (!all)
-		return NULL;
-	b = mapping_line(all, start);
-	ret = NULL;
-	e = b ? strstr(b, "\nVmFlags:") : NULL;
-	if (e) {
-		e = strchr(e + 1, '\n') ?: e + strlen(e);
-		ret = strndup(b, e - b);
-	}
-	free(all);
-	return ret;
-}
-
-/* The value of "<key>:" in an smaps entry (in kB), or -1 if missing. */
-static long smaps_kib(const char *entry, const char *key)
-{
-	char want[64];
-	const char *p;
-
-	snprintf(want, sizeof(want), "\n%s:", key);
-	p = strstr(entry, want);
-	return p ? strtol(p + strlen(want), NULL, 10) : -1;
-}
-
 /* How many times flag is among the VmFlags of an smaps entry. */
 static int vmflags_count(const char *entry, const char *flag)
 {
@@ -157,7 +105,7 @@ static char *maps_line(const void *start)
 
 	if (!all)
 		return NULL;
-	b = mapping_line(all, start);
+	b = mapping_line(all, start, '-');
 	if (b)
 		ret = strndup(b, strcspn(b, "\n"));
 	free(all);
