@@ -1427,6 +1427,29 @@ double now_s(void)
 	return ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+long env_long(const char *name, long def, long min, long max)
+{
+	const char *env = getenv(name);
+	char *end;
+	long v;
+
+	if (!env || !*env)
+		return def;
+	errno = 0;
+	v = strtol(env, &end, 0);
+	if (errno || *end || v < min || v > max)
+		return -1;
+	return v;
+}
+
 uint64_t rnd_next(uint64_t *state)
 {
 	uint64_t x = *state;

@@ -325,6 +325,14 @@ long smaps_kib(const char *entry, const char *key);
 long rss_slack_pages(void);
 long minflt_self(void);
 double now_s(void);
+/* CLOCK_MONOTONIC in milliseconds. */
+uint64_t now_ms(void);
+/*
+ * The whole number (decimal, 0x hex or 0 octal) in environment variable
+ * name: def when it is unset or empty, -1 when it is not a number from min
+ * to max.
+ */
+long env_long(const char *name, long def, long min, long max);
 uint64_t rnd_next(uint64_t *state);
 
 #endif /* MSHARE_UTIL_H */

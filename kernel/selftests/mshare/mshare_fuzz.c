@@ -3496,24 +3496,6 @@ static void __attribute__((noreturn)) worker_main(int idx)
 
 /* --- the test ------------------------------------------------------------ */
 
-static long env_long(const char *name, long def, long min, long max)
-{
-	const char *s = getenv(name);
-	char *end;
-	long v;
-
-	if (!s || !*s)
-		return def;
-	errno = 0;
-	v = strtol(s, &end, 0);
-	if (errno || *end || v < min || v > max) {
-		fprintf(stderr, "# %s=%s: not in [%ld, %ld], using %ld\n",
-			name, s, min, max, def);
-		return def;
-	}
-	return v;
-}
-
 static uint64_t fuzz_seed(void)
 {
 	const char *s = getenv("MSHARE_FUZZ_SEED");
@@ -3683,8 +3665,9 @@ static bool wait_workers(struct __test_metadata *_metadata, pid_t *pids,
 
 TEST_F_TIMEOUT(fuzz, run, DEFAULT_SECONDS + TIMEOUT_EXTRA)
 {
-	long tolerance_kb = env_long("MSHARE_FUZZ_MEM_TOLERANCE_MB",
-				     MEM_TOLERANCE_MB, 0, 1 << 20) << 10;
+	long tolerance_mb = env_long("MSHARE_FUZZ_MEM_TOLERANCE_MB",
+				     MEM_TOLERANCE_MB, 0, 1 << 20);
+	long tolerance_kb = tolerance_mb << 10;
 	struct mem before, after;
 	pid_t pids[MAX_PROCS];
 	char why[128], tried[512];
@@ -3700,6 +3683,12 @@ TEST_F_TIMEOUT(fuzz, run, DEFAULT_SECONDS + TIMEOUT_EXTRA)
 	G.seconds = env_long("MSHARE_FUZZ_SECONDS", DEFAULT_SECONDS, 1,
 			     30 * 24 * 3600);
 	G.nprocs = env_long("MSHARE_FUZZ_PROCS", DEFAULT_PROCS, 1, MAX_PROCS);
+	ASSERT_LE(0, tolerance_mb)
+		TH_LOG("MSHARE_FUZZ_MEM_TOLERANCE_MB must be 0 to %d", 1 << 20);
+	ASSERT_LT(0, G.seconds)
+		TH_LOG("MSHARE_FUZZ_SECONDS must be 1 to %d", 30 * 24 * 3600);
+	ASSERT_LT(0, G.nprocs)
+		TH_LOG("MSHARE_FUZZ_PROCS must be 1 to %d", MAX_PROCS);
 	G.seed = fuzz_seed();
 	TH_LOG("seed %lu: %d processes, %d s (replay: MSHARE_FUZZ_SEED=%lu MSHARE_FUZZ_PROCS=%d MSHARE_FUZZ_SECONDS=%d)",
 	       G.seed, G.nprocs, G.seconds, G.seed, G.nprocs, G.seconds);
@@ -3782,9 +3771,12 @@ TEST_F_TIMEOUT(fuzz, run, DEFAULT_SECONDS + TIMEOUT_EXTRA)
 static void __attribute__((constructor(KSELFTEST_PRIO_TEST + 1)))
 fuzz_set_timeout(void)
 {
+	long seconds = env_long("MSHARE_FUZZ_SECONDS", DEFAULT_SECONDS, 1,
+				30 * 24 * 3600);
+
+	/* A bad value fails the test itself, in its first lines. */
 	_fuzz_run_object->timeout =
-		env_long("MSHARE_FUZZ_SECONDS", DEFAULT_SECONDS, 1,
-			 30 * 24 * 3600) + TIMEOUT_EXTRA;
+		(seconds < 0 ? DEFAULT_SECONDS : seconds) + TIMEOUT_EXTRA;
 }
 
 TEST_HARNESS_MAIN

@@ -1698,20 +1698,12 @@ struct st_holder {
 	int cmd, rep;
 };
 
-static long env_rounds(void)
-{
-	const char *s = getenv("MSHARE_HANDOFF_ROUNDS");
-	long v = s && *s ? strtol(s, NULL, 0) : ST_ROUNDS;
-
-	return v > 0 && v < 100000 ? v : ST_ROUNDS;
-}
-
 TEST_F_TIMEOUT(handoff, stress_sharers_while_owner_travels, 280)
 {
 	const uint64_t a = self->c.align;
 	struct st_holder cur = { .pid = 0 }, next;
 	pid_t sharers[ST_SHARERS];
-	long rounds = env_rounds(), r;
+	long rounds = env_long("MSHARE_HANDOFF_ROUNDS", ST_ROUNDS, 1, 99999), r;
 	struct st_shared *sh;
 	struct st_ctl *ctl;
 	int baton[2], ready[2], cmd[2], rep[2], fd, rw, k, st;
@@ -1719,6 +1711,8 @@ TEST_F_TIMEOUT(handoff, stress_sharers_while_owner_travels, 280)
 	double start;
 	char c, *w;
 
+	ASSERT_LT(0, rounds)
+		TH_LOG("MSHARE_HANDOFF_ROUNDS must be 1 to 99999");
 	sh = mmap(NULL, sizeof(*sh), PROT_READ | PROT_WRITE,
 		  MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(MAP_FAILED, sh);

@@ -29,7 +29,6 @@
 #include <stdatomic.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
-#include <time.h>
 
 #include "mshare_test.h"
 
@@ -51,29 +50,6 @@ struct walk {
 	unsigned long read, faulted;	/* vm_readv, proc_mem: outcomes */
 	char why[256];
 };
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-/* Seconds a variant runs: $MSHARE_WALK_SECONDS, 3 by default. */
-static int walk_seconds(void)
-{
-	const char *env = getenv("MSHARE_WALK_SECONDS");
-	char *end;
-	long s;
-
-	if (!env || !*env)
-		return 3;
-	s = strtol(env, &end, 10);
-	if (*end || s < 1 || s > MAX_SECONDS)
-		return -1;
-	return s;
-}
 
 #define WHY(w, ...) (snprintf((w)->why, sizeof((w)->why), __VA_ARGS__), -1)
 
@@ -270,7 +246,7 @@ FIXTURE_TEARDOWN(walkers)
 
 TEST_F_TIMEOUT(walkers, while_the_owner_changes, MAX_SECONDS + 60)
 {
-	int seconds = walk_seconds();
+	int seconds = env_long("MSHARE_WALK_SECONDS", 3, 1, MAX_SECONDS);
 	unsigned long walks = 0, cycles;
 	uint64_t deadline;
 
