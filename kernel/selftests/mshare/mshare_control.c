@@ -19,6 +19,7 @@
  * in this process or another, even one that holds the owner file too;
  * EBADF for fds that are not regions).
  */
+#include <stdatomic.h>
 #include <sys/eventfd.h>
 #include <linux/capability.h>
 #include <sys/personality.h>
@@ -1155,6 +1156,67 @@ TEST_F(control, advise_remove_zeroes)
 	ASSERT_PATTERN(obj, SZ_64K, 91);
 	ASSERT_PATTERN_AT(obj + 2 * SZ_64K, OBJ_SIZE - 2 * SZ_64K, 91,
 			  2 * SZ_64K);
+}
+
+/*
+ * Reclaim of a region's page cache while a sharer reads it: the owner pages
+ * a clean disk-file object out with MADV_PAGEOUT, again and again, while a
+ * child checks every page of it through its window. The pages must leave
+ * the region (mshare-rss falls), come back from the disk when the sharer
+ * touches them, and hold the file's data every time.
+ */
+#define PAGEOUT_ROUNDS	20
+
+TEST_F(control, pageout_file_object_while_shared)
+{
+	const size_t pages = OBJ_SIZE / self->page;
+	char *obj = self->win + TRY, why[1024];
+	_Atomic long *board;	/* [0] stop, [1] checks, [2] bad */
+	long long now, low = pages;
+	pid_t pid;
+	int ffd;
+
+	ffd = disk_file(OBJ_SIZE, why, sizeof(why));
+	if (ffd < 0)
+		SKIP(return, "%s", why);
+	ASSERT_SYS(fd_pattern_fill(ffd, 0, OBJ_SIZE, 93));
+	ASSERT_SYS(fsync(ffd));
+	test_sys_map_fd(_metadata, self->fd, TRY, OBJ_SIZE, ffd, 0);
+	board = mmap(NULL, 3 * sizeof(*board), PROT_READ | PROT_WRITE,
+		     MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, board);
+
+	pid = ASSERT_SYS(child_fork());
+	if (pid == 0) {
+		while (!atomic_load(&board[0])) {
+			if (pattern_check(obj, OBJ_SIZE, 93) >= 0)
+				atomic_fetch_add(&board[2], 1);
+			atomic_fetch_add(&board[1], 1);
+		}
+		_exit(0);
+	}
+	while (atomic_load(&board[1]) < 1)
+		usleep(1000);
+	for (int i = 0; i < PAGEOUT_ROUNDS; i++) {
+		ASSERT_SYS(sys_mshare_advise(self->fd, TRY, OBJ_SIZE,
+					     MADV_PAGEOUT));
+		now = rss(_metadata, self->fd);
+		low = now < low ? now : low;
+		usleep(10000);
+	}
+	atomic_store(&board[0], 1);
+	ASSERT_CHILD_OK(pid);
+
+	TH_LOG("%d page-outs of %zu pages: mshare-rss down to %lld, %ld checks by the sharer, %ld bad",
+	       PAGEOUT_ROUNDS, pages, low, atomic_load(&board[1]),
+	       atomic_load(&board[2]));
+	EXPECT_GT((long long)pages / 2, low)
+		TH_LOG("MADV_PAGEOUT reclaimed no page of the object");
+	EXPECT_LE(2, atomic_load(&board[1]));
+	EXPECT_EQ(0, atomic_load(&board[2]));
+	ASSERT_PATTERN(obj, OBJ_SIZE, 93);
+	munmap((void *)board, 3 * sizeof(*board));
+	close(ffd);
 }
 
 TEST_F(control, advise_accepted_and_refused)
