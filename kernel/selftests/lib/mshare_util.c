@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <mntent.h>
 #include <poll.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -956,6 +957,15 @@ const char *status_str(int status)
 	else
 		snprintf(buf, sizeof(buf), "status %#x", status);
 	return buf;
+}
+
+int pin_to_cpu(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	return sched_setaffinity(0, sizeof(set), &set);
 }
 
 int caps_drop(uint32_t mask)

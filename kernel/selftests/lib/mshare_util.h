@@ -220,6 +220,8 @@ bool status_ok(int status);
 bool status_killed_by(int status, int sig);
 /* "exited 3", "killed by SIGSEGV": a static buffer. */
 const char *status_str(int status);
+/* Run the calling thread on CPU cpu only; 0, or -1 and errno. */
+int pin_to_cpu(int cpu);
 /*
  * Take the capabilities of mask (1u << CAP_*, capabilities 0-31) out of
  * the effective set, for a child that must meet the checks an

@@ -64,15 +64,6 @@ struct board {
 	} cpu[MAX_CPUS];
 };
 
-static int pin_to_cpu(int cpu)
-{
-	cpu_set_t set;
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	return sched_setaffinity(0, sizeof(set), &set);
-}
-
 /* The TLB shootdowns CPU cpu has taken, from /proc/interrupts; -1 on error. */
 static long long tlb_shootdowns(int cpu)
 {
