@@ -10,7 +10,7 @@
  * again; each answer must be the one docs/kernel-status.md gives for a
  * window, whatever the region holds at that moment:
  *   pagemap     every entry a hole (the page walker keeps out of windows)
- *   numa_maps   the window's line has no page counts (no "N0=")
+ *   numa_maps   the window's line has no page counts (no " N<node>=")
  *   clear_refs  writing "1" succeeds
  *   smaps       the window's own Rss is 0 kB (the region's pages are in
  *               MshareRss)
@@ -25,6 +25,7 @@
  * The debug kernel's checkers (KASAN, lockdep, DEBUG_VM, page table
  * check) judge what the answers cannot show.
  */
+#include <ctype.h>
 #include <fcntl.h>
 #include <stdatomic.h>
 #include <sys/syscall.h>
@@ -80,8 +81,9 @@ static int walk_numa_maps(struct walk *w)
 	} else {
 		end = strchrnul(line, '\n');
 		*end = '\0';
-		if (strstr(line, " N0="))
-			ret = WHY(w, "the window counts pages: %s", line);
+		for (char *n = line; (n = strstr(n, " N")); n += 2)
+			if (isdigit((unsigned char)n[2]))
+				ret = WHY(w, "the window counts pages: %s", line);
 	}
 	free(text);
 	return ret;
