@@ -5,7 +5,8 @@
 # before the runner, a run cut short, a missing plan, more results than
 # planned, results out of order, a reboot, an odd QEMU exit status, nothing
 # passed, a NUL byte before a report), per-subtest counts (an entry the
-# guest died in included) and plain KTAP documents (--ktap). KTAP.
+# guest died in included), failed tests listed with the lines that say why,
+# and plain KTAP documents (--ktap). KTAP.
 # shellcheck disable=SC2016 # the checks' eval expands them
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -160,6 +161,15 @@ good 3 | sed 's/^    ok 7 fs.case_7$/    not ok 7 fs.case_7/; s/^ok 1 mshare/not
 judge "$dir/failed.log"
 check "failed subtests count one each, the entry not again" \
 	eval '[ $rc = 1 ] && last "39 passed, 1 failed" && has "   not ok 7 fs.case_7"'
+
+good 3 | sed 's/^    ok 6 fs.case_6$/    # case_6 passed quietly\n&/; s/^    ok 7 fs.case_7$/    # fs.c:12:case_7:Expected 0 (0) < dirty (0)\n[   14.0] kernel line between\n    not ok 7 fs.case_7/' >"$dir/why.log"
+judge "$dir/why.log"
+check "a failed subtest is listed after its own diagnostics only" \
+	eval 'grep -A2 -- "---- failed tests" "$dir/out" | tr -d "\n" | grep -qF "      # fs.c:12:case_7:Expected 0 (0) < dirty (0)   not ok 7 fs.case_7" && ! has "case_6 passed quietly"'
+good 3 | sed 's/^# exit=0 time=3s$/    segfault in the entry\n&/; s/^ok 1 mshare/not ok 1 mshare/' >"$dir/crash.log"
+judge "$dir/crash.log"
+check "a failed entry with no failed subtest is listed after its output's tail" \
+	eval 'sed -n "/^---- failed tests/,\$p" "$dir/out" | grep -qF "      segfault in the entry"'
 
 good 3 | sed 's/^ok 2 true$/not ok 2 true # exit status 1/' >"$dir/entry.log"
 judge "$dir/entry.log"

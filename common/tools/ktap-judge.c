@@ -64,6 +64,7 @@ static const char splat_re[] =
 #define CONTEXT_BEFORE 3
 #define CONTEXT_AFTER 25
 #define MAX_LISTED 40	/* offending lines listed */
+#define MAX_WHY 12	/* lines shown before a failed result */
 
 /* The log as read, and how to report on it. */
 struct judge {
@@ -185,15 +186,6 @@ static unsigned scan_splats(const struct judge *j)
 	return hits;
 }
 
-/* A failed result, under a heading the first time. */
-static void show_failed(struct judge *j, const char *l)
-{
-	if (!j->failed_heading)
-		say(j, "---- failed tests ----\n");
-	j->failed_heading = true;
-	say(j, "   %s\n", l);
-}
-
 /*
  * "ok N ..." or "not ok N ...": 1 for ok, 0 for not ok, -1 for neither;
  * *num = N if num is not NULL.
@@ -227,6 +219,39 @@ static bool is_skip(const char *s)
 			return true;
 	}
 	return false;
+}
+
+/*
+ * A failed result, under a heading the first time, after the lines that
+ * tell why: a nested result's diagnostics (its entry's `    # ` lines since
+ * the previous nested result), or for a top-level result the tail of its
+ * entry's output unless a nested failure told it already. A CI summary
+ * then names the failed check, not only the test.
+ */
+static void show_failed(struct judge *j, size_t at, bool nested, bool why)
+{
+	size_t from = at, shown = 0;
+
+	if (!j->failed_heading)
+		say(j, "---- failed tests ----\n");
+	j->failed_heading = true;
+	while (why && from > 0 && shown < MAX_WHY) {
+		const char *l = j->lines[from - 1];
+
+		if (!strcmp(l, "KTAP version 1") || result(l, NULL) >= 0 ||
+		    (nested && !strncmp(l, "    ", 4) && result(l + 4, NULL) >= 0))
+			break;
+		if (!strncmp(l, nested ? "    # " : "    ", nested ? 6 : 4))
+			shown++;
+		from--;
+	}
+	for (size_t k = from; k < at; k++) {
+		const char *l = j->lines[k];
+
+		if (!strncmp(l, nested ? "    # " : "    ", nested ? 6 : 4))
+			say(j, "      %s\n", l + 4);
+	}
+	say(j, "   %s\n", j->lines[at] + (nested ? 4 : 0));
 }
 
 struct counts {
@@ -282,7 +307,7 @@ static void count(struct judge *j, struct document *doc, struct counts *c)
 			else
 				sub.passed++;
 			if (!r)
-				show_failed(j, l + 4);
+				show_failed(j, i, true, true);
 			continue;
 		}
 		r = result(l, &num);
@@ -299,7 +324,7 @@ static void count(struct judge *j, struct document *doc, struct counts *c)
 		if (!r) {
 			if (!sub.failed)
 				c->failed++;
-			show_failed(j, l);
+			show_failed(j, i, false, !sub.failed);
 		} else if (!sub.passed && !sub.skipped && !sub.failed) {
 			if (is_skip(l))
 				c->skipped++;
