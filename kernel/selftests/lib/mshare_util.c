@@ -575,6 +575,27 @@ static void note_tried(char *tried, size_t len, const char *dir)
 		snprintf(tried + used, len - used, "%s%s", used ? " " : "", dir);
 }
 
+int disk_file(size_t size, char *why, size_t len)
+{
+	char dir[256], tried[512];
+	int fd, e;
+
+	fd = file_sized(SCRATCH_DIR, size);
+	if (fd >= 0)
+		return fd;
+	e = errno;
+	if (find_disk_dir(false, dir, sizeof(dir), tried, sizeof(tried))) {
+		snprintf(why, len,
+			 "no disk filesystem (%s: %s); tried: %s", SCRATCH_DIR,
+			 strerror(e), tried[0] ? tried : "none");
+		return -1;
+	}
+	fd = file_sized(dir, size);
+	if (fd < 0)
+		snprintf(why, len, "file in %s: %s", dir, strerror(errno));
+	return fd;
+}
+
 int find_disk_dir(bool odirect, char *out, size_t outlen,
 		  char *tried, size_t triedlen)
 {
@@ -757,9 +778,13 @@ ssize_t fd_pattern_check(int fd, off_t off, size_t len, uint64_t seed)
 
 /* --- fault probing ------------------------------------------------------ */
 
-static sigjmp_buf probe_env;
-static volatile sig_atomic_t probe_armed;
-static void *volatile probe_addr;
+/*
+ * Per thread: SIGSEGV and SIGBUS go to the thread that faulted, and
+ * threads of one process probe at the same time (mshare_tlb).
+ */
+static __thread sigjmp_buf probe_env;
+static __thread volatile sig_atomic_t probe_armed;
+static __thread void *volatile probe_addr;
 
 static void probe_handler(int sig, siginfo_t *si, void *uc)
 {

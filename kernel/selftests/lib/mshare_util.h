@@ -155,6 +155,13 @@ int hugetlb_usable(unsigned long npages, char *why, size_t len);
  */
 int find_disk_dir(bool odirect, char *out, size_t outlen,
 		  char *tried, size_t triedlen);
+/* The scratch disk the test guest mounts (kernel/scripts/run-qemu.sh). */
+#define SCRATCH_DIR	"/mnt/scratch"
+/*
+ * A file of the given size, unlinked, on a disk filesystem: SCRATCH_DIR,
+ * else what find_disk_dir() finds; -1 with the reason in why.
+ */
+int disk_file(size_t size, char *why, size_t len);
 
 /* --- data -------------------------------------------------------------- */
 

@@ -53,7 +53,6 @@
 #define RSS_OBJ		(4 * SZ_1M)
 #define TRY		(4 * SZ_1G)
 #define HUGE_ROFF	(8 * SZ_1G)
-#define SCRATCH_DIR	"/mnt/scratch"
 #define STEP_TIMEOUT_MS	(60 * 1000)
 
 FIXTURE(control) {
@@ -188,27 +187,6 @@ TEST_F(control, map_memfd)
 
 	check_file_object(_metadata, self, memfd, 10);
 	close(memfd);
-}
-
-/* A file on a disk filesystem: /mnt/scratch, else any that works. */
-static int disk_file(size_t size, char *why, size_t len)
-{
-	char dir[256], tried[512];
-	int fd;
-
-	fd = file_sized(SCRATCH_DIR, size);
-	if (fd >= 0)
-		return fd;
-	if (find_disk_dir(false, dir, sizeof(dir), tried, sizeof(tried))) {
-		snprintf(why, len,
-			 "no disk filesystem (%s: %s); tried: %s", SCRATCH_DIR,
-			 strerror(errno), tried[0] ? tried : "none");
-		return -1;
-	}
-	fd = file_sized(dir, size);
-	if (fd < 0)
-		snprintf(why, len, "file in %s: %s", dir, strerror(errno));
-	return fd;
 }
 
 TEST_F(control, map_regular_file)
