@@ -55,11 +55,13 @@ soak: deps
 	scripts/soak.sh $(ARGS)
 
 # TLB coherence under the debug kernel for minutes: mshare_tlb's coherence
-# fixture, TLB_SECONDS a variant (unmap, protect). `make soak-tlb TLB_SECONDS=600`.
+# fixture, TLB_SECONDS a variant (five of them, one list entry).
+# `make soak-tlb TLB_SECONDS=600`.
 TLB_SECONDS ?= 300
 soak-tlb: deps
 	MSHARE_TESTS=tlb-soak MSHARE_TLB_SECONDS=$(TLB_SECONDS) \
-		MSHARE_TEST_TIMEOUT=$$((2 * $(TLB_SECONDS) + 300)) kernel/scripts/test.sh
+		MSHARE_TEST_TIMEOUT=$$((5 * $(TLB_SECONDS) + 300)) \
+		MSHARE_QEMU_TIMEOUT=$$((5 * $(TLB_SECONDS) + 900)) kernel/scripts/test.sh
 
 deps:
 	scripts/install-deps.sh
